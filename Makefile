@@ -1,0 +1,149 @@
+# kpn: build, test and check.  `make help` lists the targets.
+
+ARCH := $(shell uname -m)
+ifeq ($(ARCH),x86_64)
+PORT ?= amd64
+else
+PORT ?= posix
+endif
+PORTS := amd64 posix
+
+CC      ?= cc
+OPT     ?= -O2
+WARN    := -std=c99 -pedantic -Wall -Wextra -Werror
+CFLAGS  ?=
+# VARIANT names a build flavour (e.g. -san); its objects live apart.
+VARIANT ?=
+XFLAGS  ?=
+BUILD   := build/$(PORT)$(VARIANT)
+
+ALL_CFLAGS = $(WARN) $(OPT) -g $(XFLAGS) $(CFLAGS) -Iinclude -Iport
+
+SRC := $(sort $(wildcard src/*.c))
+PORT_SRC_amd64 := port/amd64/port_amd64.c port/amd64/switch_amd64.S
+PORT_SRC_posix := port/posix/port_posix.c
+PORT_SRC := $(PORT_SRC_$(PORT))
+ifeq ($(PORT_SRC),)
+$(error PORT must be one of: $(PORTS))
+endif
+
+OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %.c,$(SRC) $(PORT_SRC))) \
+       $(patsubst %.S,$(BUILD)/obj/%.o,$(filter %.S,$(PORT_SRC)))
+LIB := $(BUILD)/libkpn.a
+
+TESTS       := $(sort $(wildcard test/test_*.c))
+TEST_BINS   := $(patsubst test/%.c,$(BUILD)/tests/%,$(TESTS))
+TEST_CFLAGS  = $(ALL_CFLAGS) -DTEST -Itools/cmocka -Isrc
+RESULTS     := $(BUILD)/results
+
+EXAMPLES     := $(patsubst examples/%.c,%,$(sort $(wildcard examples/*.c)))
+EXAMPLE_BINS := $(addprefix $(BUILD)/examples/,$(EXAMPLES))
+
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+.PHONY: all lib test test-port sanitize check-embedded examples demo bench clean help cmocka
+.DELETE_ON_ERROR:
+
+all: lib examples
+
+help:
+	@echo "make lib [PORT=amd64|posix]   build/PORT/libkpn.a"
+	@echo "make test                     the suite on cmocka, every port"
+	@echo "make sanitize                 the suite under ASan+UBSan, every port"
+	@echo "make check-embedded           the core for Cortex-M4 and RV64, allocator check, sizes"
+	@echo "make examples [PORT=...]      build/PORT/examples/*"
+	@echo "make demo                     build and run the examples"
+	@echo "make clean"
+
+lib: $(LIB)
+
+$(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*.h port/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(XFLAGS) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+# ---------------------------------------------------------------- tests
+# One suite, two runners: these files also run under `ceedling test:all`
+# (project.yml).  Here a runner is generated per file for cmocka.
+
+cmocka:
+	@if [ ! -f /usr/include/cmocka.h ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing libcmocka-dev"; \
+	    (apt-get install -y -qq libcmocka-dev >/dev/null 2>&1 || \
+	     (apt-get update -qq && apt-get install -y -qq libcmocka-dev >/dev/null)) || exit 1; \
+	  else \
+	    echo "cmocka is missing; run: sudo apt-get install libcmocka-dev"; exit 1; \
+	  fi; \
+	fi
+
+$(BUILD)/runners/%_runner.c: test/%.c tools/cmocka/gen_runner.sh
+	@mkdir -p $(dir $@)
+	sh tools/cmocka/gen_runner.sh $< > $@
+
+$(BUILD)/tests/%: test/%.c $(BUILD)/runners/%_runner.c $(LIB) tools/cmocka/unity.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $< $(BUILD)/runners/$*_runner.c $(LIB) -lcmocka -lm -o $@
+
+# Runs this PORT's suite; results land in $(RESULTS) for the total.
+test-port: cmocka
+	@$(MAKE) --no-print-directory $(TEST_BINS)
+	@rm -rf $(RESULTS)
+	@echo "== suite, port $(PORT)$(VARIANT)"
+	@sh tools/cmocka/run_suite.sh run $(RESULTS) $(TEST_BINS) || true
+
+test: cmocka
+	@for p in $(PORTS); do $(MAKE) --no-print-directory test-port PORT=$$p || exit 1; done
+	@sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)/results)
+
+sanitize: cmocka
+	@for p in $(PORTS); do \
+	  $(MAKE) --no-print-directory test-port PORT=$$p VARIANT=-san \
+	    XFLAGS="$(SAN_FLAGS)" OPT=-O1 || exit 1; done
+	@sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)-san/results)
+
+# ---------------------------------------------------------------- bare metal
+# The portable core alone (no port: a firmware supplies its own), as a
+# Cortex-M4 and an RV64 target would build it.  Fails if anything in it
+# reaches for an allocator.
+EMB_TARGETS := arm riscv
+EMB_CC_arm    := arm-none-eabi-gcc
+EMB_FLAGS_arm := -mcpu=cortex-m4 -mthumb
+EMB_CC_riscv    := riscv64-unknown-elf-gcc
+EMB_FLAGS_riscv := -march=rv64imac -mabi=lp64
+EMB_ALLOC := malloc|calloc|realloc|free|aligned_alloc|posix_memalign|strdup|mmap|sbrk|_sbrk|_malloc_r|_free_r
+
+check-embedded:
+	@set -e; for t in $(EMB_TARGETS); do \
+	  case $$t in arm) cc=$(EMB_CC_arm); fl="$(EMB_FLAGS_arm)";; \
+	              riscv) cc=$(EMB_CC_riscv); fl="$(EMB_FLAGS_riscv)";; esac; \
+	  prefix=$${cc%gcc}; d=build/embedded-$$t; rm -rf $$d; mkdir -p $$d; \
+	  for f in $(SRC); do \
+	    $$cc $(WARN) $$fl -ffreestanding -Os -Iinclude -Iport -c $$f -o $$d/$$(basename $$f .c).o; \
+	  done; \
+	  bad=$$($${prefix}nm -u $$d/*.o | grep -Ew "$(EMB_ALLOC)" || true); \
+	  if [ -n "$$bad" ]; then echo "check-embedded: $$t core references an allocator:"; echo "$$bad"; exit 1; fi; \
+	  echo "== $$t ($$cc $$fl -Os): external symbols: $$($${prefix}nm -u $$d/*.o | awk '{print $$2}' | sort -u | tr '\n' ' ')"; \
+	  $${prefix}size -t $$d/*.o | tail -1 | awk -v t=$$t '{print "check-embedded: " t " text=" $$1 " data=" $$2 " bss=" $$3}'; \
+	done
+
+# ---------------------------------------------------------------- examples
+examples: $(EXAMPLE_BINS)
+
+$(BUILD)/examples/%: examples/%.c examples/example.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iexamples $< $(LIB) -o $@
+
+demo:
+	@for p in $(PORTS); do $(MAKE) --no-print-directory examples PORT=$$p >/dev/null || exit 1; done
+	@for p in $(PORTS); do echo "== ring, port $$p"; build/$$p/examples/ring --procs=1000 --trips=1000 || exit 1; done
+
+clean:
+	rm -rf build

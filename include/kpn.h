@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/* kpn: Kahn process networks in one caller-supplied arena.  The only public header. */
+#ifndef KPN_H
+#define KPN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A Kahn process network is a set of sequential processes that share
+ * nothing and talk only through 1:1 FIFO channels.  Receive blocks on an
+ * empty channel and nobody may test a channel for data, so every channel
+ * carries the same messages whatever the schedule.
+ *
+ * Life cycle, all from the host thread:
+ *
+ *     kpn_net_init(&net, arena, sizeof arena, NULL);
+ *     kpn_spawn(net, &p, "name", fn, arg, stack_size);    (as many as needed)
+ *     kpn_connect(net, &c, writer, reader, msg_size, capacity);
+ *     kpn_run(net);                      returns when no process can run
+ *
+ * Inside a process (a plain 'void fn(void *arg)' on its own stack):
+ * kpn_send, kpn_recv, kpn_close.  A process ends by returning from 'fn';
+ * every channel it writes is then closed.
+ *
+ * Memory: every object lives in the arena given to kpn_net_init.  The
+ * library never allocates, never frees and keeps no global state; two
+ * nets in two arenas are independent.  Nothing here prints.
+ *
+ * Errors: every fallible call returns a kpn_status (KPN_OK is 0) and
+ * writes results through out-parameters only on success.  A call that
+ * fails leaves the net, its processes and its channels as they were.
+ */
+
+/* ------------------------------------------------------------------ */
+/* Status codes                                                        */
+
+typedef enum kpn_status {
+    KPN_OK = 0,     /* success */
+    KPN_EOF,        /* kpn_recv: the channel is closed and drained */
+    KPN_EINVAL,     /* a NULL or malformed argument, a zero size, a size mismatch */
+    KPN_ENOMEM,     /* the arena cannot hold the object; nothing was carved */
+    KPN_EPERM,      /* the caller is not the channel's writer/reader, or not a process */
+    KPN_ESTATE,     /* not allowed now: the net is running, the channel is closed,
+                       the process has exited, ... */
+    KPN_ERESERVE,   /* the reserve pool cannot hold a channel that must grow */
+    KPN_ESTACK,     /* a process overflowed its stack; see kpn_net_fault */
+    KPN_EDEADLOCK,  /* processes wait on each other and one of them waits to write */
+    KPN_STATUS_COUNT /* number of codes; not a status */
+} kpn_status;
+
+/* A fixed English sentence for 's'; never NULL, also for unknown values. */
+const char *kpn_strerror(kpn_status s);
+
+/* ------------------------------------------------------------------ */
+/* Opaque objects, all placed inside the user's arena                  */
+
+typedef struct kpn_net kpn_net;
+typedef struct kpn_proc kpn_proc;
+typedef struct kpn_chan kpn_chan;
+
+/* Smallest stack, in bytes, that kpn_spawn accepts.  Enough for a process
+ * that calls kpn_send/kpn_recv from a shallow function; size real stacks
+ * with the high-water mark from kpn_proc_stats. */
+#define KPN_STACK_MIN 1024u
+
+/* ------------------------------------------------------------------ */
+/* Configuration                                                       */
+
+typedef struct kpn_config {
+    /* Messages a channel holds when kpn_connect is given capacity 0.
+     * Default 8; must not be 0. */
+    size_t default_capacity;
+    /* Bytes at the top of the arena held back as the reserve pool, from
+     * which full channels grow.  Default 0 (no pool). */
+    size_t reserve_size;
+} kpn_config;
+
+/* Fill 'cfg' with the defaults.  NULL is ignored. */
+void kpn_config_default(kpn_config *cfg);
+
+/* ------------------------------------------------------------------ */
+/* Sizing an arena statically                                          */
+
+/* Bytes kpn_net_init carves for the net itself (add cfg->reserve_size). */
+size_t kpn_size_net(void);
+/* Upper bound on the bytes kpn_spawn carves for one process with this
+ * stack and a name of 'name_len' characters, alignment included. */
+size_t kpn_size_proc(size_t stack_size, size_t name_len);
+/* Upper bound on the bytes kpn_connect carves for one channel. */
+size_t kpn_size_chan(size_t msg_size, size_t capacity);
+
+/* ------------------------------------------------------------------ */
+/* Building and running a net (host thread only, never from a process) */
+
+/* Place a net at the start of 'arena' (any alignment; up to 63 bytes are
+ * skipped to align it).  'cfg' NULL means kpn_config_default.  The arena
+ * must stay valid and untouched by the caller while the net is used;
+ * re-initialising the arena discards the old net.
+ * KPN_EINVAL: 'net' or 'arena' NULL, or a config value out of range.
+ * KPN_ENOMEM: the arena cannot hold the net and its reserve pool.
+ * On failure '*net' is not written. */
+kpn_status kpn_net_init(kpn_net **net, void *arena, size_t arena_size,
+                        const kpn_config *cfg);
+
+/* Create a process that will run 'fn(arg)' on a stack of 'stack_size'
+ * bytes carved from the arena.  'name' (may be NULL) is copied.
+ * KPN_EINVAL: 'net', 'proc' or 'fn' NULL, or 'stack_size' < KPN_STACK_MIN.
+ * KPN_ESTATE: the net is running.   KPN_ENOMEM: the arena is full. */
+kpn_status kpn_spawn(kpn_net *net, kpn_proc **proc, const char *name,
+                     void (*fn)(void *arg), void *arg, size_t stack_size);
+
+/* Create a channel from 'writer' to 'reader' carrying messages of exactly
+ * 'msg_size' bytes, holding 'capacity' of them (0: cfg.default_capacity).
+ * 'writer' and 'reader' may be the same process.
+ * KPN_EINVAL: a NULL argument, 'msg_size' 0, a process of another net, or
+ *             a ring that would not fit in a size_t.
+ * KPN_ESTATE: the net is running, or an endpoint has already exited.
+ * KPN_ENOMEM: the arena is full. */
+kpn_status kpn_connect(kpn_net *net, kpn_chan **chan, kpn_proc *writer,
+                       kpn_proc *reader, size_t msg_size, size_t capacity);
+
+/* Run the network until no process can run.  Processes are scheduled
+ * cooperatively: one runs until it blocks or returns.
+ *   KPN_OK        every process has exited or waits on a read that no
+ *                 process can ever satisfy (Kahn termination).
+ *   KPN_EDEADLOCK some blocked process waits to write a full channel:
+ *                 the deadlock is artificial (bigger channels would let
+ *                 the net go on).  Every message stays in its channel.
+ *   KPN_ESTACK    a process overflowed its stack (kpn_net_fault names it);
+ *                 the net cannot run again.
+ *   KPN_EINVAL    'net' NULL.
+ *   KPN_ESTATE    called from inside a process of this net.
+ * Calling it again after it returned resumes where the net stopped. */
+kpn_status kpn_run(kpn_net *net);
+
+/* ------------------------------------------------------------------ */
+/* Inside a process                                                     */
+
+/* Copy 'msg' (the channel's msg_size bytes) into channel 'c'; blocks the
+ * calling process while the channel is full.  If the reader has exited,
+ * the message is dropped, counted in kpn_stats.discarded, and KPN_OK
+ * returned: what every live process sees stays the Kahn history.
+ * KPN_EINVAL: 'c' or 'msg' NULL.  KPN_EPERM: the caller is not the
+ * channel's writer (or not a process).  KPN_ESTATE: the writer closed it. */
+kpn_status kpn_send(kpn_chan *c, const void *msg);
+
+/* Copy the oldest message of 'c' into 'msg'; blocks the calling process
+ * while the channel is empty and open.  KPN_EOF once the channel is
+ * closed and drained, and on every later call; 'msg' is untouched then.
+ * KPN_EINVAL: 'c' or 'msg' NULL.  KPN_EPERM: the caller is not the
+ * channel's reader (or not a process). */
+kpn_status kpn_recv(kpn_chan *c, void *msg);
+
+/* The same, checking that the caller's buffer is the channel's message
+ * size: KPN_EINVAL (channel untouched) if 'size' differs. */
+kpn_status kpn_send_sized(kpn_chan *c, const void *msg, size_t size);
+kpn_status kpn_recv_sized(kpn_chan *c, void *msg, size_t size);
+
+/* Typed forms: 'p' points to the message object. */
+#define KPN_SEND(c, p) kpn_send_sized((c), (p), sizeof *(p))
+#define KPN_RECV(c, p) kpn_recv_sized((c), (p), sizeof *(p))
+
+/* Close 'c' for writing: the reader drains what is queued, then gets
+ * KPN_EOF.  Returning from a process function closes all it writes.
+ * KPN_EINVAL: NULL.  KPN_EPERM: the caller is not the writer.
+ * KPN_ESTATE: already closed. */
+kpn_status kpn_close(kpn_chan *c);
+
+/* ------------------------------------------------------------------ */
+/* Inspection (host thread, while the net is not running)              */
+
+typedef struct kpn_stats {
+    size_t procs;               /* processes spawned */
+    size_t procs_exited;        /* returned from their function */
+    size_t procs_blocked_read;  /* waiting on an empty channel */
+    size_t procs_blocked_write; /* waiting on a full channel */
+    size_t chans;               /* channels connected */
+    uint64_t switches;          /* dispatches of a process */
+    uint64_t messages;          /* messages copied into a channel */
+    uint64_t discarded;         /* messages no process will ever receive:
+                                   sent after the reader exited, or queued
+                                   when it exited */
+    size_t arena_size;          /* bytes of the arena after alignment */
+    size_t arena_used;          /* bytes carved so far (not the reserve) */
+} kpn_stats;
+
+/* KPN_EINVAL: a NULL argument. */
+kpn_status kpn_net_stats(const kpn_net *net, kpn_stats *out);
+
+typedef enum kpn_proc_state {
+    KPN_PROC_READY,         /* can run (also: spawned, not yet started) */
+    KPN_PROC_RUNNING,       /* running now */
+    KPN_PROC_BLOCKED_READ,  /* waiting on an empty channel */
+    KPN_PROC_BLOCKED_WRITE, /* waiting on a full channel */
+    KPN_PROC_EXITED,        /* its function returned */
+    KPN_PROC_FAULTED        /* overflowed its stack; never runs again */
+} kpn_proc_state;
+
+typedef struct kpn_proc_stats {
+    const char *name;        /* the copy made by kpn_spawn; "" if none */
+    kpn_proc_state state;
+    const kpn_chan *waiting_on; /* the channel it is blocked on, or NULL */
+    const void *stack_base;  /* lowest usable stack address (e.g. for an
+                                MPU region or a stack-limit register) */
+    size_t stack_size;       /* usable bytes: the request rounded up to 16 */
+    size_t stack_peak;       /* high-water mark: most bytes ever used */
+    uint64_t switches;       /* times it was dispatched */
+} kpn_proc_stats;
+
+/* KPN_EINVAL: a NULL argument. */
+kpn_status kpn_proc_stats_get(const kpn_proc *p, kpn_proc_stats *out);
+
+/* Iterate over a net's processes in spawn order: NULL gives the first,
+ * the last gives NULL.  NULL 'net' gives NULL. */
+const kpn_proc *kpn_proc_next(const kpn_net *net, const kpn_proc *prev);
+
+/* The process that overflowed its stack after kpn_run returned
+ * KPN_ESTACK; NULL otherwise. */
+const kpn_proc *kpn_net_fault(const kpn_net *net);
+
+/* Messages a channel holds now (its capacity) and queued now; 0 for NULL. */
+size_t kpn_chan_capacity(const kpn_chan *c);
+size_t kpn_chan_fill(const kpn_chan *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KPN_H */

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* The seam between kpn's portable core and an architecture: everything a port supplies. */
+#ifndef KPN_PORT_H
+#define KPN_PORT_H
+
+#include <stddef.h>
+
+/*
+ * A port supplies user-mode context switching and nothing else the core
+ * cannot do in portable C.  The contract is libco's: a context of known
+ * size, a way to start 'fn(arg)' on a stack, and a switch.  Adding a port
+ * means copying port/posix/ (portable) or port/amd64/ (assembly) and
+ * filling in these three functions; docs/porting.md walks through it.
+ *
+ * Every function here is called by the core only; none is public API.
+ */
+
+/* Opaque to the core.  The core carves 'kpn_port_ctx_size()' bytes for
+ * each context from the user's arena, aligned to 16 bytes, and never
+ * looks inside. */
+typedef struct kpn_port_ctx kpn_port_ctx;
+
+/* Bytes one context needs: a multiple of 16, at least 16.  Constant for a
+ * build; the core asks once per carve. */
+size_t kpn_port_ctx_size(void);
+
+/* Prepare 'ctx' so that the first 'kpn_port_switch(x, ctx)' calls
+ * 'fn(arg)' on the stack [stack, stack + size).  'stack' and 'size' are
+ * multiples of 16; the stack grows down from 'stack + size' and the port
+ * may keep its start-up frame at the top.  'fn' must never return: a port
+ * traps (illegal instruction or abort) if it does, it never falls through
+ * into random memory.
+ *
+ * A port writes nothing outside [stack, stack + size) and 'ctx', and
+ * nothing in the stack until the first switch except its start-up frame
+ * (amd64: the top 64 bytes; posix on glibc x86-64: the top 24).  'ctx'
+ * may hold a context whose 'fn' is suspended for ever: init forgets it.
+ * 'fn' starts with the ABI's default floating-point control state on
+ * amd64; the posix port starts it with the state of the thread that
+ * called kpn_port_init (getcontext captures it). */
+void kpn_port_init(kpn_port_ctx *ctx, void *stack, size_t size,
+                   void (*fn)(void *), void *arg);
+
+/* Save the running context into 'from' and resume 'to'.  Returns when
+ * another switch resumes 'from'.  'from' may be a context that was never
+ * initialised (the thread that calls kpn_run): the switch fills it.
+ * Preserves everything the platform ABI makes callee-saved, including
+ * floating-point control state (on AMD64: rbx, rbp, r12-r15, rsp, MXCSR
+ * and the x87 control word). */
+void kpn_port_switch(kpn_port_ctx *from, kpn_port_ctx *to);
+
+#endif /* KPN_PORT_H */

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/* The portable fallback port: contexts on getcontext/makecontext/swapcontext. */
+
+/* <ucontext.h> is XSI (and obsolescent since POSIX.1-2008, but still
+ * everywhere); under -std=c99 the C library exposes it only when asked. */
+#define _XOPEN_SOURCE 600
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <ucontext.h>
+
+#include "port.h"
+
+/*
+ * The ucontext_t must stay where getcontext put it: on glibc its
+ * 'uc_mcontext.fpregs' points into the structure itself.  The core never
+ * moves a context, so that holds.  'fn' and 'arg' wait here until the
+ * context first runs.
+ */
+struct kpn_port_ctx {
+    ucontext_t context;
+    void (*fn)(void *);
+    void *arg;
+};
+
+#define CTX_SIZE ((sizeof(struct kpn_port_ctx) + 15u) / 16u * 16u)
+
+size_t kpn_port_ctx_size(void)
+{
+    return CTX_SIZE;
+}
+
+/*
+ * makecontext passes only 'int' arguments, and a pointer does not fit in
+ * one on LP64.  So the context's address is split into two 32-bit halves
+ * here and put back together in 'trampoline'; 'fn' and 'arg' are read from
+ * the context.  (Passing the context rather than splitting 'fn' itself
+ * keeps every conversion between uintptr_t and an object pointer, the one
+ * round trip C99 guarantees.)  On a 32-bit target the high half is 0.
+ */
+static void trampoline(int low, int high)
+{
+    uintptr_t address = ((uintptr_t)(unsigned int)high << 16 << 16)
+                        | (uintptr_t)(unsigned int)low;
+    struct kpn_port_ctx *ctx = (struct kpn_port_ctx *)address;
+
+    ctx->fn(ctx->arg);
+
+    /* 'fn' must never return, and 'uc_link' is NULL, which would end the
+     * thread: stop here instead, loudly. */
+#if defined(__GNUC__)
+    __builtin_trap();
+#else
+    abort();
+#endif
+}
+
+void kpn_port_init(kpn_port_ctx *ctx, void *stack, size_t size,
+                   void (*fn)(void *), void *arg)
+{
+    uintptr_t address = (uintptr_t)(void *)ctx;
+
+    /* getcontext only fills in a template for makecontext; it cannot fail
+     * on a valid pointer, and kpn_port_init has no way to report it.  The
+     * template carries the caller's signal mask and floating-point
+     * control state, so 'fn' starts with those. */
+    (void)getcontext(&ctx->context);
+    ctx->context.uc_stack.ss_sp = stack;
+    ctx->context.uc_stack.ss_size = size;
+    ctx->context.uc_stack.ss_flags = 0;
+    ctx->context.uc_link = NULL;
+    ctx->fn = fn;
+    ctx->arg = arg;
+
+    /* The cast to 'void (*)(void)' is the one makecontext's prototype
+     * demands; the function is called with the two ints given here.  The
+     * shift is done in two steps so it is defined when uintptr_t has only
+     * 32 bits. */
+    makecontext(&ctx->context, (void (*)(void))trampoline, 2,
+                (int)(unsigned int)(address & 0xFFFFFFFFu),
+                (int)(unsigned int)((address >> 16 >> 16) & 0xFFFFFFFFu));
+}
+
+void kpn_port_switch(kpn_port_ctx *from, kpn_port_ctx *to)
+{
+    /* swapcontext fails only on a bad pointer; the core passes its own. */
+    (void)swapcontext(&from->context, &to->context);
+}

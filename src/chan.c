@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/* Channels: 1:1 ring buffers with copy semantics, blocking and EOF. */
+#include "kpn_int.h"
+
+int kpni_chan_valid(const kpn_chan *c)
+{
+    return c != NULL && c->magic == KPNI_CHAN_MAGIC;
+}
+
+static int proc_of(const kpn_net *net, const kpn_proc *p)
+{
+    return p != NULL && p->magic == KPNI_PROC_MAGIC && p->net == net;
+}
+
+/* Ring bytes for 'cap' messages, or 0 if that overflows a size_t. */
+static size_t ring_size(size_t msg_size, size_t cap)
+{
+    if (msg_size == 0 || cap > ((size_t)-1 - 2 * KPNI_ALIGN) / msg_size)
+        return 0;
+    return msg_size * cap;
+}
+
+size_t kpn_size_chan(size_t msg_size, size_t capacity)
+{
+    size_t ring = ring_size(msg_size, capacity);
+
+    if (ring == 0 || ring > (size_t)-1 - 2 * KPNI_ALIGN - sizeof(kpn_chan))
+        return 0;
+    return kpni_align_up(sizeof(kpn_chan)) + kpni_align_up(ring);
+}
+
+kpn_status kpn_connect(kpn_net *net, kpn_chan **out, kpn_proc *writer,
+                       kpn_proc *reader, size_t msg_size, size_t capacity)
+{
+    size_t total;
+    kpn_chan *c;
+
+    if (!kpni_net_valid(net) || out == NULL || msg_size == 0 ||
+        !proc_of(net, writer) || !proc_of(net, reader))
+        return KPN_EINVAL;
+    if (net->state != KPNI_NET_IDLE || writer->state == KPN_PROC_EXITED ||
+        reader->state == KPN_PROC_EXITED)
+        return KPN_ESTATE;
+    if (capacity == 0)
+        capacity = net->cfg.default_capacity;
+    total = kpn_size_chan(msg_size, capacity);
+    if (total == 0)
+        return KPN_EINVAL;
+    c = kpni_arena_carve(&net->arena, total);
+    if (c == NULL)
+        return KPN_ENOMEM;
+
+    kpni_memset(c, 0, sizeof *c);
+    c->magic = KPNI_CHAN_MAGIC;
+    c->writer = writer;
+    c->reader = reader;
+    c->ring = (unsigned char *)c + kpni_align_up(sizeof *c);
+    c->msg_size = msg_size;
+    c->cap = capacity;
+    c->ring_bytes = msg_size * capacity;
+    c->next_out = writer->outs;
+    writer->outs = c;
+    c->next_in = reader->ins;
+    reader->ins = c;
+    c->next = net->chans;
+    net->chans = c;
+    net->nchans++;
+    *out = c;
+    return KPN_OK;
+}
+
+/* Most messages are a word or two: give the compiler a constant size so
+ * it moves them with plain loads and stores instead of a call. */
+static void copy_msg(void *dst, const void *src, size_t n)
+{
+    switch (n) {
+    case 4: kpni_memcpy(dst, src, 4); break;
+    case 8: kpni_memcpy(dst, src, 8); break;
+    case 16: kpni_memcpy(dst, src, 16); break;
+    default: kpni_memcpy(dst, src, n); break;
+    }
+}
+
+/* The caller must be the running process at this end of the channel.  On
+ * the host thread nothing is running, so 'current' is NULL. */
+static int is_running(const kpn_proc *p)
+{
+    return p->runner->current == p;
+}
+
+kpn_status kpn_send(kpn_chan *c, const void *msg)
+{
+    kpn_proc *self;
+
+    if (KPNI_UNLIKELY(!kpni_chan_valid(c) || msg == NULL))
+        return KPN_EINVAL;
+    self = c->writer;
+    if (KPNI_UNLIKELY(!is_running(self)))
+        return KPN_EPERM;
+    if (KPNI_UNLIKELY(c->closed))
+        return KPN_ESTATE;
+    for (;;) {
+        if (KPNI_UNLIKELY(c->reader->state == KPN_PROC_EXITED)) {
+            self->net->discarded++;
+            return KPN_OK;
+        }
+        if (KPNI_LIKELY(c->sent - c->received < c->cap))
+            break;
+        kpni_sched_block(self, KPN_PROC_BLOCKED_WRITE, c);
+    }
+    copy_msg(c->ring + c->wpos, msg, c->msg_size);
+    c->wpos += c->msg_size;
+    if (c->wpos == c->ring_bytes)
+        c->wpos = 0;
+    c->sent++;
+    self->net->messages++;
+    if (c->reader->state == KPN_PROC_BLOCKED_READ && c->reader->wait == c)
+        kpni_sched_ready(c->reader->runner, c->reader);
+    return KPN_OK;
+}
+
+kpn_status kpn_recv(kpn_chan *c, void *msg)
+{
+    kpn_proc *self;
+
+    if (KPNI_UNLIKELY(!kpni_chan_valid(c) || msg == NULL))
+        return KPN_EINVAL;
+    self = c->reader;
+    if (KPNI_UNLIKELY(!is_running(self)))
+        return KPN_EPERM;
+    while (c->sent == c->received) {
+        if (c->closed)
+            return KPN_EOF;
+        kpni_sched_block(self, KPN_PROC_BLOCKED_READ, c);
+    }
+    copy_msg(msg, c->ring + c->rpos, c->msg_size);
+    c->rpos += c->msg_size;
+    if (c->rpos == c->ring_bytes)
+        c->rpos = 0;
+    c->received++;
+    if (c->writer->state == KPN_PROC_BLOCKED_WRITE && c->writer->wait == c)
+        kpni_sched_ready(c->writer->runner, c->writer);
+    return KPN_OK;
+}
+
+kpn_status kpn_send_sized(kpn_chan *c, const void *msg, size_t size)
+{
+    if (!kpni_chan_valid(c) || size != c->msg_size)
+        return KPN_EINVAL;
+    return kpn_send(c, msg);
+}
+
+kpn_status kpn_recv_sized(kpn_chan *c, void *msg, size_t size)
+{
+    if (!kpni_chan_valid(c) || size != c->msg_size)
+        return KPN_EINVAL;
+    return kpn_recv(c, msg);
+}
+
+kpn_status kpn_close(kpn_chan *c)
+{
+    if (!kpni_chan_valid(c))
+        return KPN_EINVAL;
+    if (!is_running(c->writer))
+        return KPN_EPERM;
+    if (c->closed)
+        return KPN_ESTATE;
+    c->closed = 1;
+    if (c->reader->state == KPN_PROC_BLOCKED_READ && c->reader->wait == c)
+        kpni_sched_ready(c->reader->runner, c->reader);
+    return KPN_OK;
+}
+
+size_t kpn_chan_capacity(const kpn_chan *c)
+{
+    return kpni_chan_valid(c) ? c->cap : 0;
+}
+
+size_t kpn_chan_fill(const kpn_chan *c)
+{
+    return kpni_chan_valid(c) ? (size_t)(c->sent - c->received) : 0;
+}

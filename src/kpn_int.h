@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/* What the files of the portable core share: object layouts and kpni_ functions. */
+#ifndef KPN_INT_H
+#define KPN_INT_H
+
+#include "kpn.h"
+#include "port.h"
+
+#ifdef KPN_CONFIG_FILE
+#include KPN_CONFIG_FILE
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Compile-time options (layout and code only; the rest is kpn_config) */
+
+/* Bytes of guard pattern below every stack.  An overflow that writes into
+ * them is caught at the process's next switch; one that jumps clean over
+ * them is not (docs/architecture.md).  Multiple of 16. */
+#ifndef KPN_STACK_GUARD
+#define KPN_STACK_GUARD 256
+#endif
+#if KPN_STACK_GUARD < 16 || KPN_STACK_GUARD % 16 != 0
+#error "KPN_STACK_GUARD must be a multiple of 16, at least 16"
+#endif
+
+/* Broken internal invariants (never caller mistakes) go here; the few
+ * checks sit off the hot path, so they stay on in release builds.  Define
+ * KPN_ASSERT(cond) in the config file to route them to your handler. */
+#ifndef KPN_ASSERT
+#if defined(__GNUC__) || defined(__clang__)
+#define KPN_ASSERT(c) do { if (!(c)) __builtin_trap(); } while (0)
+#else
+#define KPN_ASSERT(c) do { if (!(c)) { volatile int *kpni_null = 0; *kpni_null = 0; } } while (0)
+#endif
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Freestanding helpers: the core includes no libc header, since bare-
+ * metal toolchains may lack them; GCC and clang still require memcpy and
+ * memset to exist, so the builtins are safe to emit. */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define kpni_memcpy __builtin_memcpy
+#define kpni_memset __builtin_memset
+#define KPNI_NOINLINE __attribute__((noinline))
+#define KPNI_LIKELY(x) __builtin_expect(!!(x), 1)
+#define KPNI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#include <string.h>
+#define kpni_memcpy memcpy
+#define kpni_memset memset
+#define KPNI_NOINLINE
+#define KPNI_LIKELY(x) (x)
+#define KPNI_UNLIKELY(x) (x)
+#endif
+
+/* AddressSanitizer: a process that never returns leaves its frames'
+ * redzones poisoned in the arena; re-initialising the arena must clear
+ * them or the next net using those bytes trips false reports. */
+#if defined(__SANITIZE_ADDRESS__)
+#define KPNI_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KPNI_ASAN 1
+#endif
+#endif
+#ifdef KPNI_ASAN
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+#define KPNI_UNPOISON(p, n) __asan_unpoison_memory_region((p), (n))
+#else
+#define KPNI_UNPOISON(p, n) ((void)0)
+#endif
+
+/* Object tags: catch a stale or foreign handle with KPN_EINVAL instead of
+ * scribbling through it. */
+#define KPNI_NET_MAGIC  0x6b706e4eu /* "kpnN" */
+#define KPNI_PROC_MAGIC 0x6b706e50u /* "kpnP" */
+#define KPNI_CHAN_MAGIC 0x6b706e43u /* "kpnC" */
+
+#define KPNI_ALIGN 16u  /* every carve; the stack ABI wants 16 */
+
+/* ------------------------------------------------------------------ */
+/* The arena: one bump region, growing up, and (later) a reserve pool at
+ * the top.
+ *
+ *    base                                    next             end
+ *    | kpn_net | proc | chan | proc ...      |   free   ...   | reserve |
+ */
+typedef struct kpni_arena {
+    unsigned char *base;  /* first aligned byte */
+    unsigned char *next;  /* first free byte */
+    unsigned char *end;   /* one past the last byte the bump may use */
+} kpni_arena;
+
+void kpni_arena_init(kpni_arena *a, void *mem, size_t size);
+void *kpni_arena_carve(kpni_arena *a, size_t size);
+size_t kpni_align_up(size_t n);
+
+/* ------------------------------------------------------------------ */
+/* The runner: one thread multiplexing processes.  A ready process sits
+ * on the run queue; the running one is 'current'; 'host' is the context
+ * of the thread that called kpn_run, resumed when no process is ready. */
+typedef struct kpni_runner {
+    kpn_net *net;
+    kpn_proc *current;
+    kpn_proc *head, *tail;    /* FIFO run queue through kpn_proc.next_ready */
+    kpn_port_ctx *host;
+} kpni_runner;
+
+typedef enum kpni_net_state {
+    KPNI_NET_IDLE,        /* building, or between runs */
+    KPNI_NET_RUNNING,
+    KPNI_NET_FAULTED      /* a stack overflowed; no more runs */
+} kpni_net_state;
+
+struct kpn_net {
+    uint32_t magic;
+    kpni_net_state state;
+    kpn_config cfg;
+    kpni_arena arena;
+    kpni_runner runner;
+    kpn_proc *procs, *procs_tail;  /* spawn order, through kpn_proc.next */
+    kpn_chan *chans;               /* through kpn_chan.next */
+    size_t nprocs, nchans;
+    kpn_proc *fault;               /* overflowed stack, for kpn_net_fault */
+    uint64_t switches, messages, discarded;
+};
+
+/* A process's block of arena, carved in one piece so that ENOMEM can
+ * leave nothing behind:
+ *
+ *   low                                                          high
+ *   | guard band | stack ... grows down <- sp | stagger | ctx | kpn_proc | name |
+ *    'guard'      'stack_lo'        'stack_lo + stack_size'
+ *
+ * The guard is below the stack so an overflow hits it first; the
+ * process's own bookkeeping is above the stack, out of an overflow's way,
+ * so the check that reports it can still trust it.  'stagger' shifts the
+ * stack tops of neighbouring processes by different multiples of 64 bytes
+ * so their hottest lines do not share cache sets. */
+struct kpn_proc {
+    uint32_t magic;
+    kpn_proc_state state;
+    kpni_runner *runner;
+    kpn_port_ctx *ctx;
+    kpn_proc *next_ready;      /* run queue link */
+    kpn_chan *wait;            /* channel it is blocked on (wait-for edge) */
+    kpn_net *net;
+    kpn_proc *next;            /* all processes, spawn order */
+    kpn_chan *outs, *ins;      /* channels it writes / reads */
+    void (*fn)(void *);
+    void *arg;
+    unsigned char *stack_lo;   /* lowest usable byte; guard band below */
+    size_t stack_size;
+    uint64_t switches;
+    const char *name;
+};
+
+/* A channel and its ring, carved in one piece:
+ *
+ *   | kpn_chan | ring: cap * msg_size bytes ................. |
+ *                ^rpos (next to read)     ^wpos (next to write)
+ *
+ * 'sent' and 'received' count messages since creation; their difference
+ * is the fill, so the writer only ever moves 'wpos'/'sent' and the reader
+ * 'rpos'/'received'. */
+struct kpn_chan {
+    uint32_t magic;
+    unsigned closed;
+    kpn_proc *writer, *reader;
+    unsigned char *ring;
+    size_t msg_size;
+    size_t cap;                /* messages */
+    size_t ring_bytes;         /* cap * msg_size */
+    size_t rpos, wpos;         /* byte offsets into 'ring' */
+    uint64_t sent, received;
+    kpn_chan *next_out, *next_in, *next;
+};
+
+/* ------------------------------------------------------------------ */
+/* Cross-file functions */
+
+/* sched.c */
+void kpni_sched_ready(kpni_runner *r, kpn_proc *p);
+void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on);
+void kpni_sched_exit(kpn_proc *self);
+
+/* proc.c */
+int kpni_proc_guard_ok(const kpn_proc *p);
+int kpni_proc_guard_intact(const kpn_proc *p);
+void kpni_proc_finish(kpn_proc *p);
+
+/* chan.c */
+int kpni_chan_valid(const kpn_chan *c);
+
+/* net.c */
+int kpni_net_valid(const kpn_net *net);
+
+#endif /* KPN_INT_H */

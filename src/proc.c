@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/* Processes: spawning onto arena stacks, stack guards and high-water marks, exit. */
+#include "kpn_int.h"
+
+/* FreeRTOS's fill byte for unused stack, and a different one for the
+ * guard band so a stack that merely reaches its end is told apart from
+ * one that overran it. */
+#define STACK_FILL 0xa5u
+#define GUARD_FILL 0x5au
+
+/* Neighbouring stack tops are shifted by this many 64-byte steps (cycle
+ * of 8), so processes that run one after another do not all hit the same
+ * cache sets with their saved registers. */
+#define STAGGER_STEP 64u
+#define STAGGER_CYCLE 8u
+
+static size_t name_length(const char *s)
+{
+    size_t n = 0;
+    if (s != NULL)
+        while (s[n] != '\0')
+            ++n;
+    return n;
+}
+
+/* The bytes one process takes, or 0 if the sum overflows a size_t. */
+static size_t block_size(size_t stack, size_t name_len, size_t stagger)
+{
+    size_t fixed = KPN_STACK_GUARD + stagger + kpni_align_up(kpn_port_ctx_size()) +
+                   kpni_align_up(sizeof(kpn_proc));
+    size_t limit = (size_t)-1 - fixed - 2 * KPNI_ALIGN;
+
+    if (stack > limit || name_len > limit - kpni_align_up(stack))
+        return 0;
+    return fixed + kpni_align_up(stack) + kpni_align_up(name_len + 1);
+}
+
+size_t kpn_size_proc(size_t stack_size, size_t name_len)
+{
+    return block_size(stack_size, name_len, (STAGGER_CYCLE - 1) * STAGGER_STEP);
+}
+
+static void proc_entry(void *arg)
+{
+    kpn_proc *self = arg;
+
+    self->fn(self->arg);
+    kpni_sched_exit(self);
+}
+
+kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
+                     void (*fn)(void *arg), void *arg, size_t stack_size)
+{
+    size_t name_len = name_length(name);
+    size_t stack = kpni_align_up(stack_size);
+    size_t stagger, total;
+    unsigned char *block, *top;
+    kpn_proc *p;
+    char *name_copy;
+
+    if (!kpni_net_valid(net) || out == NULL || fn == NULL ||
+        stack_size < KPN_STACK_MIN)
+        return KPN_EINVAL;
+    if (net->state != KPNI_NET_IDLE)
+        return KPN_ESTATE;
+    stagger = (net->nprocs % STAGGER_CYCLE) * STAGGER_STEP;
+    total = block_size(stack_size, name_len, stagger);
+    if (total == 0 || stack < stack_size)
+        return KPN_ENOMEM;
+    block = kpni_arena_carve(&net->arena, total);
+    if (block == NULL)
+        return KPN_ENOMEM;
+
+    /* See the picture above struct kpn_proc. */
+    kpni_memset(block, GUARD_FILL, KPN_STACK_GUARD);
+    kpni_memset(block + KPN_STACK_GUARD, STACK_FILL, stack);
+    top = block + KPN_STACK_GUARD + stack + stagger;
+    p = (kpn_proc *)(void *)(top + kpni_align_up(kpn_port_ctx_size()));
+    name_copy = (char *)p + kpni_align_up(sizeof *p);
+
+    kpni_memset(p, 0, sizeof *p);
+    p->magic = KPNI_PROC_MAGIC;
+    p->net = net;
+    p->runner = &net->runner;
+    p->ctx = (kpn_port_ctx *)(void *)top;
+    p->fn = fn;
+    p->arg = arg;
+    p->stack_lo = block + KPN_STACK_GUARD;
+    p->stack_size = stack;
+    kpni_memcpy(name_copy, name != NULL ? name : "", name_len + 1);
+    p->name = name_copy;
+    kpn_port_init(p->ctx, p->stack_lo, stack, proc_entry, p);
+
+    if (net->procs_tail != NULL)
+        net->procs_tail->next = p;
+    else
+        net->procs = p;
+    net->procs_tail = p;
+    net->nprocs++;
+    kpni_sched_ready(&net->runner, p);
+    *out = p;
+    return KPN_OK;
+}
+
+/* The cheap check made at every switch: the guard words nearest the
+ * stack, the first an overflow growing down would write. */
+int kpni_proc_guard_ok(const kpn_proc *p)
+{
+    static const uintptr_t pattern = (uintptr_t)0x5a5a5a5a5a5a5a5aull;
+    const uintptr_t *w = (const uintptr_t *)(const void *)p->stack_lo;
+
+    return w[-1] == pattern && w[-2] == pattern;
+}
+
+/* The whole band, for reports and the end of a run. */
+int kpni_proc_guard_intact(const kpn_proc *p)
+{
+    const unsigned char *g = p->stack_lo - KPN_STACK_GUARD;
+    size_t i;
+
+    for (i = 0; i < KPN_STACK_GUARD; ++i)
+        if (g[i] != GUARD_FILL)
+            return 0;
+    return 1;
+}
+
+static size_t stack_peak(const kpn_proc *p)
+{
+    size_t untouched = 0;
+
+    while (untouched < p->stack_size && p->stack_lo[untouched] == STACK_FILL)
+        ++untouched;
+    return p->stack_size - untouched;
+}
+
+/* A process has returned: close what it writes, so readers see EOF after
+ * draining; let go of what it reads, so writers blocked on it resume and
+ * drop their message (kpn_send's discard rule). */
+void kpni_proc_finish(kpn_proc *p)
+{
+    kpn_chan *c;
+
+    for (c = p->outs; c != NULL; c = c->next_out) {
+        c->closed = 1;
+        if (c->reader->state == KPN_PROC_BLOCKED_READ && c->reader->wait == c)
+            kpni_sched_ready(c->reader->runner, c->reader);
+    }
+    for (c = p->ins; c != NULL; c = c->next_in) {
+        p->net->discarded += c->sent - c->received;
+        if (c->writer->state == KPN_PROC_BLOCKED_WRITE && c->writer->wait == c)
+            kpni_sched_ready(c->writer->runner, c->writer);
+    }
+}
+
+kpn_status kpn_proc_stats_get(const kpn_proc *p, kpn_proc_stats *out)
+{
+    if (p == NULL || p->magic != KPNI_PROC_MAGIC || out == NULL)
+        return KPN_EINVAL;
+    out->name = p->name;
+    out->state = p->state;
+    out->waiting_on = p->wait;
+    out->stack_base = p->stack_lo;
+    out->stack_size = p->stack_size;
+    out->stack_peak = stack_peak(p);
+    out->switches = p->switches;
+    return KPN_OK;
+}
+
+const kpn_proc *kpn_proc_next(const kpn_net *net, const kpn_proc *prev)
+{
+    if (!kpni_net_valid(net))
+        return NULL;
+    if (prev == NULL)
+        return net->procs;
+    if (prev->magic != KPNI_PROC_MAGIC || prev->net != net)
+        return NULL;
+    return prev->next;
+}
+
+const kpn_proc *kpn_net_fault(const kpn_net *net)
+{
+    return kpni_net_valid(net) ? net->fault : NULL;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* Counters and state totals for kpn_net_stats. */
+#include "kpn_int.h"
+
+kpn_status kpn_net_stats(const kpn_net *net, kpn_stats *out)
+{
+    const kpn_proc *p;
+
+    if (!kpni_net_valid(net) || out == NULL)
+        return KPN_EINVAL;
+    kpni_memset(out, 0, sizeof *out);
+    out->procs = net->nprocs;
+    out->chans = net->nchans;
+    for (p = net->procs; p != NULL; p = p->next) {
+        switch (p->state) {
+        case KPN_PROC_EXITED: out->procs_exited++; break;
+        case KPN_PROC_BLOCKED_READ: out->procs_blocked_read++; break;
+        case KPN_PROC_BLOCKED_WRITE: out->procs_blocked_write++; break;
+        default: break;
+        }
+    }
+    out->switches = net->switches;
+    out->messages = net->messages;
+    out->discarded = net->discarded;
+    out->arena_size = (size_t)(net->arena.end - net->arena.base) + net->cfg.reserve_size;
+    out->arena_used = (size_t)(net->arena.next - net->arena.base);
+    return KPN_OK;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* Status codes as sentences. */
+#include "kpn_int.h"
+
+static const char *const messages[KPN_STATUS_COUNT] = {
+    "success",                                                   /* KPN_OK */
+    "end of stream: the channel is closed and drained",          /* KPN_EOF */
+    "invalid argument",                                          /* KPN_EINVAL */
+    "the arena is too small for this object",                    /* KPN_ENOMEM */
+    "not permitted: the caller is not this channel's process",   /* KPN_EPERM */
+    "not allowed in the current state",                          /* KPN_ESTATE */
+    "the reserve pool cannot hold the channel growth needed",    /* KPN_ERESERVE */
+    "a process overflowed its stack",                            /* KPN_ESTACK */
+    "deadlock: processes wait on each other to write",           /* KPN_EDEADLOCK */
+};
+
+const char *kpn_strerror(kpn_status s)
+{
+    if ((unsigned)s < (unsigned)KPN_STATUS_COUNT)
+        return messages[s];
+    return "unknown status";
+}

@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: MIT */
+/* Channels: connect, FIFO copy semantics, blocking, EOF, close, 1:1 rules, discard. */
+#include "unity.h"
+#include "kpn.h"
+
+TEST_SOURCE_FILE("src/arena.c")
+TEST_SOURCE_FILE("src/chan.c")
+TEST_SOURCE_FILE("src/net.c")
+TEST_SOURCE_FILE("src/proc.c")
+TEST_SOURCE_FILE("src/sched.c")
+TEST_SOURCE_FILE("src/stats.c")
+TEST_SOURCE_FILE("src/status.c")
+TEST_SOURCE_FILE("port/posix/port_posix.c")
+
+#define STACK 16384
+#define MAXMSG 512
+static unsigned char arena[1 << 20];
+static kpn_net *net;
+
+void setUp(void)
+{
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
+}
+
+void tearDown(void) {}
+
+static kpn_proc *spawn(void (*fn)(void *), void *arg)
+{
+    kpn_proc *p = NULL;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", fn, arg, STACK));
+    return p;
+}
+
+static kpn_chan *connect(kpn_proc *w, kpn_proc *r, size_t msg_size, size_t cap)
+{
+    kpn_chan *c = NULL;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, w, r, msg_size, cap));
+    return c;
+}
+
+static void idle(void *arg) { (void)arg; }
+
+/* Sends 'n' ints, first, first+1, ...; closes if asked; keeps each status. */
+struct producer {
+    kpn_chan *out;
+    int first, n, close;
+    kpn_status worst;
+};
+
+static void produce(void *arg)
+{
+    struct producer *p = arg;
+    int i;
+
+    p->worst = KPN_OK;
+    for (i = 0; i < p->n; ++i) {
+        int v = p->first + i;
+        kpn_status s = kpn_send(p->out, &v);
+        if (s != KPN_OK)
+            p->worst = s;
+    }
+    if (p->close)
+        p->worst = p->worst != KPN_OK ? p->worst : kpn_close(p->out);
+}
+
+/* Receives ints until EOF (or 'limit'), recording them and the status
+ * that ended the loop. */
+struct consumer {
+    kpn_chan *in;
+    int limit;
+    int got[MAXMSG];
+    int n;
+    kpn_status end;
+};
+
+static void consume(void *arg)
+{
+    struct consumer *c = arg;
+    int v;
+
+    c->n = 0;
+    c->end = KPN_OK;
+    while (c->n < c->limit && (c->end = kpn_recv(c->in, &v)) == KPN_OK)
+        c->got[c->n++] = v;
+}
+
+/* ------------------------------------------------------------ connect */
+
+void test_connect_rejects_bad_arguments(void)
+{
+    kpn_proc *a = spawn(idle, NULL), *b = spawn(idle, NULL);
+    kpn_chan *c = NULL;
+
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect(NULL, &c, a, b, 4, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect(net, NULL, a, b, 4, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect(net, &c, NULL, b, 4, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect(net, &c, a, NULL, 4, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect(net, &c, a, b, 0, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect(net, &c, a, b, (size_t)-1 / 2, 4));
+    TEST_ASSERT_NULL(c);
+}
+
+void test_connect_rejects_a_process_of_another_net(void)
+{
+    static unsigned char other_arena[128 * 1024];
+    kpn_net *other = NULL;
+    kpn_proc *a = spawn(idle, NULL), *x = NULL;
+    kpn_chan *c = NULL;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&other, other_arena, sizeof other_arena, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(other, &x, "x", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect(net, &c, a, x, 4, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect(net, &c, x, a, 4, 1));
+    TEST_ASSERT_NULL(c);
+}
+
+void test_capacity_zero_takes_the_configured_default(void)
+{
+    kpn_config cfg;
+    kpn_proc *a, *b;
+    kpn_chan *c, *d;
+
+    kpn_config_default(&cfg);
+    cfg.default_capacity = 5;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    a = spawn(idle, NULL);
+    b = spawn(idle, NULL);
+    c = connect(a, b, 4, 0);
+    d = connect(a, b, 4, 3);
+    TEST_ASSERT_EQUAL_size_t(5, kpn_chan_capacity(c));
+    TEST_ASSERT_EQUAL_size_t(3, kpn_chan_capacity(d));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_chan_fill(c));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_chan_capacity(NULL));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_chan_fill(NULL));
+}
+
+void test_connect_enomem_leaves_the_net_unchanged(void)
+{
+    kpn_stats before, after;
+    kpn_proc *a = spawn(idle, NULL), *b = spawn(idle, NULL);
+    kpn_chan *c = NULL;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
+    TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_connect(net, &c, a, b, 1024, sizeof arena / 1024));
+    TEST_ASSERT_NULL(c);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
+    TEST_ASSERT_EQUAL_size_t(before.arena_used, after.arena_used);
+    TEST_ASSERT_EQUAL_size_t(before.chans, after.chans);
+    /* and a channel that fits still connects and works */
+    c = connect(a, b, 4, 1);
+    TEST_ASSERT_EQUAL_size_t(1, kpn_chan_capacity(c));
+}
+
+void test_size_chan_is_enough_for_one_channel(void)
+{
+    static unsigned char exact[64 * 1024];
+    kpn_proc *a = NULL;
+    kpn_chan *c = NULL;
+    size_t need = kpn_size_net() + kpn_size_proc(STACK, 1) + kpn_size_chan(24, 10);
+
+    TEST_ASSERT_LESS_OR_EQUAL(sizeof exact - 3, need);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, exact + 3, need, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &a, "a", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, a, a, 24, 10));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_size_chan(0, 1));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_size_chan((size_t)-1 / 2, 4));
+}
+
+/* ------------------------------------------------------------ FIFO */
+
+void test_messages_arrive_in_order_through_a_small_ring(void)
+{
+    struct producer p = {0};
+    struct consumer c = {0};
+    kpn_proc *pp = spawn(produce, &p), *cp = spawn(consume, &c);
+    int i;
+
+    p.out = c.in = connect(pp, cp, sizeof(int), 3);
+    p.first = 1000;
+    p.n = 200;
+    c.limit = MAXMSG;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, p.worst);
+    TEST_ASSERT_EQUAL_INT(KPN_EOF, c.end);
+    TEST_ASSERT_EQUAL_INT(200, c.n);
+    for (i = 0; i < 200; ++i)
+        TEST_ASSERT_EQUAL_INT(1000 + i, c.got[i]);
+}
+
+/* Odd-sized messages copy whole, through every wrap position. */
+struct rec { unsigned char bytes[13]; };
+
+static void fill_rec(struct rec *r, int k)
+{
+    int i;
+    for (i = 0; i < 13; ++i)
+        r->bytes[i] = (unsigned char)(k * 31 + i);
+}
+
+static kpn_chan *rec_chan;
+static int rec_ok;
+
+static void rec_writer(void *arg)
+{
+    int k;
+    (void)arg;
+    for (k = 0; k < 50; ++k) {
+        struct rec r;
+        fill_rec(&r, k);
+        KPN_SEND(rec_chan, &r);
+    }
+}
+
+static void rec_reader(void *arg)
+{
+    int k;
+    (void)arg;
+    rec_ok = 0;
+    for (k = 0; k < 50; ++k) {
+        struct rec r, want;
+        fill_rec(&want, k);
+        int i, same = 1;
+        if (KPN_RECV(rec_chan, &r) != KPN_OK)
+            return;
+        for (i = 0; i < 13; ++i)
+            same &= r.bytes[i] == want.bytes[i];
+        if (!same)
+            return;
+        rec_ok++;
+    }
+}
+
+void test_odd_sized_messages_are_copied_whole(void)
+{
+    kpn_proc *w = spawn(rec_writer, NULL), *r = spawn(rec_reader, NULL);
+
+    rec_chan = connect(w, r, sizeof(struct rec), 7);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(50, rec_ok);
+}
+
+/* The sender's buffer is copied at send time: changing it afterwards
+ * does not change what the reader gets. */
+static kpn_chan *copy_chan;
+static int copy_seen[2];
+
+static void copy_writer(void *arg)
+{
+    int v = 7;
+    (void)arg;
+    kpn_send(copy_chan, &v);
+    v = 8;
+    kpn_send(copy_chan, &v);
+    v = 9;
+}
+
+static void copy_reader(void *arg)
+{
+    (void)arg;
+    kpn_recv(copy_chan, &copy_seen[0]);
+    kpn_recv(copy_chan, &copy_seen[1]);
+}
+
+void test_send_copies_the_message(void)
+{
+    kpn_proc *w = spawn(copy_writer, NULL), *r = spawn(copy_reader, NULL);
+
+    copy_chan = connect(w, r, sizeof(int), 4);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(7, copy_seen[0]);
+    TEST_ASSERT_EQUAL_INT(8, copy_seen[1]);
+}
+
+/* ------------------------------------------------------------ EOF and close */
+
+static kpn_chan *eof_chan;
+static kpn_status eof_status[3];
+static int eof_buf;
+
+static void eof_reader(void *arg)
+{
+    int i;
+    (void)arg;
+    eof_buf = 12345;
+    for (i = 0; i < 3; ++i)
+        eof_status[i] = kpn_recv(eof_chan, &eof_buf);
+}
+
+static void one_then_close(void *arg)
+{
+    int v = 77;
+    (void)arg;
+    kpn_send(eof_chan, &v);
+    kpn_close(eof_chan);
+    /* keep running after the close: the EOF must not depend on exiting */
+    kpn_send(eof_chan, &v);
+}
+
+void test_recv_drains_then_returns_eof_forever_leaving_the_buffer(void)
+{
+    kpn_proc *w = spawn(one_then_close, NULL), *r = spawn(eof_reader, NULL);
+
+    eof_chan = connect(w, r, sizeof(int), 2);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, eof_status[0]);
+    TEST_ASSERT_EQUAL_INT(KPN_EOF, eof_status[1]);
+    TEST_ASSERT_EQUAL_INT(KPN_EOF, eof_status[2]);
+    TEST_ASSERT_EQUAL_INT(77, eof_buf);
+}
+
+static kpn_status close_twice[3];
+static void close_misuse_writer(void *arg)
+{
+    int v = 1;
+    (void)arg;
+    close_twice[0] = kpn_close(eof_chan);
+    close_twice[1] = kpn_close(eof_chan);
+    close_twice[2] = kpn_send(eof_chan, &v);
+}
+
+static kpn_status reader_close;
+static void closing_reader(void *arg)
+{
+    int v;
+    (void)arg;
+    reader_close = kpn_close(eof_chan);
+    kpn_recv(eof_chan, &v);
+}
+
+void test_close_twice_send_after_close_and_close_by_reader_are_refused(void)
+{
+    kpn_proc *w = spawn(close_misuse_writer, NULL), *r = spawn(closing_reader, NULL);
+
+    eof_chan = connect(w, r, sizeof(int), 2);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, close_twice[0]);
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, close_twice[1]);
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, close_twice[2]);
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, reader_close);
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_close(NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_close(eof_chan)); /* from the host */
+}
+
+void test_exit_closes_every_channel_the_process_writes(void)
+{
+    struct producer p = {0};
+    struct consumer c1 = {0}, c2 = {0};
+    kpn_proc *pp = spawn(produce, &p);
+    kpn_proc *r1 = spawn(consume, &c1), *r2 = spawn(consume, &c2);
+
+    p.out = c1.in = connect(pp, r1, sizeof(int), 4);
+    c2.in = connect(pp, r2, sizeof(int), 4); /* never written: EOF at exit */
+    p.n = 6;
+    c1.limit = c2.limit = MAXMSG;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(6, c1.n);
+    TEST_ASSERT_EQUAL_INT(KPN_EOF, c1.end);
+    TEST_ASSERT_EQUAL_INT(0, c2.n);
+    TEST_ASSERT_EQUAL_INT(KPN_EOF, c2.end);
+}
+
+/* ------------------------------------------------------------ discard */
+
+void test_send_to_an_exited_reader_succeeds_and_is_counted(void)
+{
+    struct producer p = {0};
+    struct consumer c = {0};
+    kpn_proc *cp = spawn(consume, &c), *pp = spawn(produce, &p);
+    kpn_stats st;
+
+    /* the reader takes 3 and exits; the writer blocks on the full ring,
+     * is released by the exit, and the rest is dropped */
+    p.out = c.in = connect(pp, cp, sizeof(int), 2);
+    p.n = 10;
+    c.limit = 3;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, p.worst);
+    TEST_ASSERT_EQUAL_INT(3, c.n);
+    TEST_ASSERT_EQUAL_INT(0, c.got[0]);
+    TEST_ASSERT_EQUAL_INT(2, c.got[2]);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64(7, st.discarded);
+    TEST_ASSERT_EQUAL_size_t(2, st.procs_exited);
+}
+
+/* ------------------------------------------------------------ 1:1 */
+
+static kpn_chan *perm_chan;
+static kpn_status perm_seen[4];
+
+static void intruder(void *arg)
+{
+    int v = 5;
+    (void)arg;
+    perm_seen[0] = kpn_send(perm_chan, &v);   /* not the writer */
+    perm_seen[1] = kpn_recv(perm_chan, &v);   /* not the reader */
+}
+
+static void wrong_way(void *arg)
+{
+    int v = 5;
+    (void)arg;
+    perm_seen[2] = kpn_recv(perm_chan, &v);   /* the writer reading */
+    perm_seen[3] = kpn_send(perm_chan, NULL);
+}
+
+void test_only_the_two_endpoints_may_use_a_channel(void)
+{
+    kpn_proc *w = spawn(wrong_way, NULL), *r = spawn(idle, NULL);
+    int v = 1;
+
+    spawn(intruder, NULL);
+    perm_chan = connect(w, r, sizeof(int), 2);
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_send(perm_chan, &v)); /* host thread */
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_recv(perm_chan, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, perm_seen[0]);
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, perm_seen[1]);
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, perm_seen[2]);
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, perm_seen[3]);
+    TEST_ASSERT_EQUAL_size_t(0, kpn_chan_fill(perm_chan));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_send(NULL, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_recv(NULL, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_recv(perm_chan, NULL));
+}
+
+/* ------------------------------------------------------------ sized */
+
+static kpn_chan *sized_chan;
+static kpn_status sized_seen[4];
+static long sized_got;
+static short sized_untouched;
+
+static void sized_writer(void *arg)
+{
+    long v = 42;
+    short s = 1;
+    (void)arg;
+    sized_seen[0] = kpn_send_sized(sized_chan, &s, sizeof s);
+    sized_seen[1] = KPN_SEND(sized_chan, &v);
+}
+
+static void sized_reader(void *arg)
+{
+    short s = 9;
+    (void)arg;
+    sized_seen[2] = KPN_RECV(sized_chan, &s);
+    sized_untouched = s;
+    sized_seen[3] = KPN_RECV(sized_chan, &sized_got);
+}
+
+void test_sized_variants_refuse_a_wrong_size_and_touch_nothing(void)
+{
+    kpn_proc *w = spawn(sized_writer, NULL), *r = spawn(sized_reader, NULL);
+
+    sized_chan = connect(w, r, sizeof(long), 2);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, sized_seen[0]);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, sized_seen[1]);
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, sized_seen[2]);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, sized_seen[3]);
+    TEST_ASSERT_EQUAL_INT(42, (int)sized_got);
+    TEST_ASSERT_EQUAL_INT(9, sized_untouched); /* the refused call wrote nothing */
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_send_sized(NULL, &sized_got, sizeof sized_got));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_recv_sized(NULL, &sized_got, sizeof sized_got));
+}
+
+/* ------------------------------------------------------------ blocking */
+
+/* A self-loop: a process may be both ends of one channel. */
+static kpn_chan *loop_chan;
+static int loop_sum;
+
+static void self_loop(void *arg)
+{
+    int i, v;
+    (void)arg;
+    loop_sum = 0;
+    for (i = 1; i <= 3; ++i)
+        kpn_send(loop_chan, &i);
+    for (i = 0; i < 3; ++i) {
+        kpn_recv(loop_chan, &v);
+        loop_sum = loop_sum * 10 + v;
+    }
+}
+
+void test_a_process_may_talk_to_itself(void)
+{
+    kpn_proc *p = spawn(self_loop, NULL);
+
+    loop_chan = connect(p, p, sizeof(int), 3);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(123, loop_sum);
+}
+
+void test_connect_after_an_endpoint_exited_is_refused(void)
+{
+    kpn_proc *a = spawn(idle, NULL), *b = spawn(idle, NULL);
+    kpn_chan *c = NULL;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_connect(net, &c, a, b, 4, 1));
+    TEST_ASSERT_NULL(c);
+}
+
+static kpn_status running_connect;
+static kpn_proc *self_for_connect;
+static void connects_while_running(void *arg)
+{
+    kpn_chan *c = NULL;
+    (void)arg;
+    running_connect = kpn_connect(net, &c, self_for_connect, self_for_connect, 4, 1);
+}
+
+void test_connect_while_running_is_refused(void)
+{
+    self_for_connect = spawn(connects_while_running, NULL);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, running_connect);
+}

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/* The net: configuration defaults, placement in the arena, sizing. */
+#include "unity.h"
+#include "kpn.h"
+
+TEST_SOURCE_FILE("src/arena.c")
+TEST_SOURCE_FILE("src/chan.c")
+TEST_SOURCE_FILE("src/net.c")
+TEST_SOURCE_FILE("src/proc.c")
+TEST_SOURCE_FILE("src/sched.c")
+TEST_SOURCE_FILE("src/stats.c")
+TEST_SOURCE_FILE("src/status.c")
+TEST_SOURCE_FILE("port/posix/port_posix.c")
+
+static unsigned char arena[64 * 1024];
+
+void setUp(void) {}
+void tearDown(void) {}
+
+static void idle(void *arg) { (void)arg; }
+
+void test_config_defaults(void)
+{
+    kpn_config cfg;
+
+    cfg.default_capacity = 0;
+    cfg.reserve_size = 99;
+    kpn_config_default(&cfg);
+    TEST_ASSERT_EQUAL_size_t(8, cfg.default_capacity);
+    TEST_ASSERT_EQUAL_size_t(0, cfg.reserve_size);
+    kpn_config_default(NULL); /* ignored, no crash */
+}
+
+void test_init_rejects_bad_arguments_and_leaves_out_untouched(void)
+{
+    kpn_net *net = (kpn_net *)(void *)arena; /* a recognisable non-NULL */
+    kpn_config cfg;
+
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(NULL, arena, sizeof arena, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, NULL, sizeof arena, NULL));
+    kpn_config_default(&cfg);
+    cfg.default_capacity = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_net_init(&net, arena, 0, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_net_init(&net, arena, 15, NULL));
+    kpn_config_default(&cfg);
+    cfg.reserve_size = sizeof arena;
+    TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    cfg.reserve_size = (size_t)-1;
+    TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_PTR(arena, net);
+}
+
+/* The smallest arena that holds a net is found by trying sizes; it must
+ * be within the published bound, and one byte less must fail cleanly. */
+void test_size_net_bounds_the_smallest_arena_at_every_alignment(void)
+{
+    size_t off;
+
+    for (off = 0; off < 16; ++off) {
+        kpn_net *net = NULL;
+        size_t smallest = 0, n;
+        for (n = 1; n <= kpn_size_net() && smallest == 0; ++n)
+            if (kpn_net_init(&net, arena + off, n, NULL) == KPN_OK)
+                smallest = n;
+        TEST_ASSERT_GREATER_THAN(0, smallest);
+        TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_net_init(&net, arena + off, smallest - 1, NULL));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net)); /* an empty net runs */
+    }
+}
+
+void test_the_reserve_is_held_back_from_the_arena(void)
+{
+    kpn_net *net;
+    kpn_config cfg;
+    kpn_stats with, without;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &without));
+    kpn_config_default(&cfg);
+    cfg.reserve_size = 4096;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &with));
+    TEST_ASSERT_EQUAL_size_t(without.arena_size, with.arena_size);
+    TEST_ASSERT_LESS_OR_EQUAL(sizeof arena, with.arena_size);
+    TEST_ASSERT_GREATER_THAN(sizeof arena - 32, with.arena_size);
+}
+
+void test_a_handle_that_is_not_a_net_is_refused(void)
+{
+    static unsigned char junk[4096];
+    kpn_net *fake = (kpn_net *)(void *)junk;
+    kpn_proc *p = NULL;
+    kpn_stats st;
+
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_spawn(fake, &p, "p", idle, NULL, KPN_STACK_MIN));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_run(fake));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_stats(fake, &st));
+    TEST_ASSERT_NULL(kpn_proc_next(fake, NULL));
+    TEST_ASSERT_NULL(kpn_net_fault(fake));
+    TEST_ASSERT_NULL(p);
+}
+
+/* Two nets in two arenas share nothing. */
+static kpn_chan *chan_of[2];
+static int total_of[2];
+
+static void pair_source(void *arg)
+{
+    int which = *(int *)arg, i;
+    for (i = 1; i <= 10; ++i) {
+        int v = i * (which + 1);
+        kpn_send(chan_of[which], &v);
+    }
+}
+
+static void pair_sink(void *arg)
+{
+    int which = *(int *)arg, v;
+    total_of[which] = 0;
+    while (kpn_recv(chan_of[which], &v) == KPN_OK)
+        total_of[which] += v;
+}
+
+void test_two_nets_are_independent(void)
+{
+    static unsigned char second[64 * 1024];
+    static int ids[2] = {0, 1};
+    kpn_net *n[2];
+    int i;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&n[0], arena, sizeof arena, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&n[1], second, sizeof second, NULL));
+    for (i = 0; i < 2; ++i) {
+        kpn_proc *s, *k;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(n[i], &s, "src", pair_source, &ids[i], 8192));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(n[i], &k, "sink", pair_sink, &ids[i], 8192));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(n[i], &chan_of[i], s, k, sizeof(int), 2));
+    }
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(n[1]));
+    TEST_ASSERT_EQUAL_INT(110, total_of[1]);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(n[0]));
+    TEST_ASSERT_EQUAL_INT(55, total_of[0]);
+}

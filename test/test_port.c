@@ -1,0 +1,754 @@
+/* SPDX-License-Identifier: MIT */
+/* Port conformance: what every port must do, checked against whichever port the build links. */
+
+/* fork, waitpid and setrlimit for the trap test. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <fenv.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__unix__) || (defined(__APPLE__) && defined(__MACH__))
+#define HOSTED_POSIX 1
+#include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#else
+#define HOSTED_POSIX 0
+#endif
+
+#include "unity.h"
+#include "port.h"
+
+TEST_SOURCE_FILE("port/posix/port_posix.c")
+
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
+/*
+ * Nothing here may fail an assertion while running on a context's stack:
+ * Unity and cmocka report a failure by longjmp'ing back to the runner's
+ * frame, which lives on the host stack.  Code inside a context records
+ * what it saw in statics, and the host asserts after switching back.
+ */
+
+/* ---- Memory: one static arena, carved in 16-byte-aligned pieces. ---- */
+
+#define RING_SIZE 1000
+#define RING_STACK_SIZE (8u * 1024u)
+#define STACK_SIZE (64u * 1024u)
+#define ARENA_SIZE (16u * 1024u * 1024u)
+
+/* C99 has no _Alignas: over-allocate and round the start up. */
+static unsigned char arena_bytes[ARENA_SIZE + 16];
+static size_t arena_used;
+
+static void *carve(size_t size)
+{
+    uintptr_t base = ((uintptr_t)arena_bytes + 15u) & ~(uintptr_t)15u;
+    unsigned char *start = (unsigned char *)base + arena_used;
+
+    size = (size + 15u) & ~(size_t)15u;
+    if (size > ARENA_SIZE - arena_used) {
+        return NULL;
+    }
+    arena_used += size;
+    /* A pattern, not zeros: a port must not rely on fresh memory, and
+     * 'from' contexts in particular are never initialised. */
+    memset(start, 0xA5, size);
+    return start;
+}
+
+/*
+ * Tests leave contexts suspended mid-call for ever, and AddressSanitizer
+ * keeps the redzone marks of their frames in its shadow memory.  Before
+ * the next test carves the same bytes, the arena's owner (this file)
+ * clears those marks, as any owner of a context stack must when reusing
+ * it; otherwise ASan reports a "stack-buffer-underflow" inside
+ * 'arena_bytes'.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+#if defined(UNDER_ASAN)
+#include <sanitizer/asan_interface.h>
+static void forget_abandoned_stacks(void)
+{
+    ASAN_UNPOISON_MEMORY_REGION(arena_bytes, sizeof arena_bytes);
+}
+#else
+static void forget_abandoned_stacks(void)
+{
+}
+#endif
+
+static kpn_port_ctx *carve_ctx(void)
+{
+    return (kpn_port_ctx *)carve(kpn_port_ctx_size());
+}
+
+void setUp(void)
+{
+    arena_used = 0;
+    forget_abandoned_stacks();
+}
+
+void tearDown(void)
+{
+    /* A failed floating-point test must not leak its rounding mode into
+     * the next test. */
+#if defined(FE_TONEAREST)
+    (void)fesetround(FE_TONEAREST);
+#endif
+}
+
+/* ---- The context size. ---- */
+
+void test_ctx_size_is_a_positive_multiple_of_16(void)
+{
+    size_t size = kpn_port_ctx_size();
+
+    TEST_ASSERT_GREATER_OR_EQUAL(16, size);
+    TEST_ASSERT_EQUAL_size_t(0, size % 16u);
+    TEST_ASSERT_EQUAL_size_t(size, kpn_port_ctx_size());
+}
+
+/* ---- Ping-pong between the host and one context. ---- */
+
+#define PING_PONG_ROUNDS 10000
+
+static kpn_port_ctx *pp_host;
+static kpn_port_ctx *pp_peer;
+static int pp_arg_target;
+static void *pp_arg_seen;
+static int pp_entries;
+static long pp_ping;
+static long pp_pong;
+
+static void pong_main(void *arg)
+{
+    pp_arg_seen = arg;
+    pp_entries++;
+    for (;;) {
+        pp_pong = pp_ping * 3 + 1;
+        kpn_port_switch(pp_peer, pp_host);
+    }
+}
+
+void test_ping_pong_with_the_host(void)
+{
+    void *stack;
+    long i;
+
+    pp_host = carve_ctx();
+    pp_peer = carve_ctx();
+    stack = carve(STACK_SIZE);
+    TEST_ASSERT_NOT_NULL(pp_host);
+    TEST_ASSERT_NOT_NULL(pp_peer);
+    TEST_ASSERT_NOT_NULL(stack);
+    pp_arg_seen = NULL;
+    pp_entries = 0;
+
+    kpn_port_init(pp_peer, stack, STACK_SIZE, pong_main, &pp_arg_target);
+    for (i = 0; i < PING_PONG_ROUNDS; i++) {
+        pp_ping = i;
+        pp_pong = -1;
+        kpn_port_switch(pp_host, pp_peer);
+        if (pp_pong != i * 3 + 1) {
+            TEST_FAIL_MESSAGE("the context did not answer the value it was sent");
+        }
+    }
+    TEST_ASSERT_EQUAL_PTR(&pp_arg_target, pp_arg_seen);
+    TEST_ASSERT_EQUAL_INT(1, pp_entries);
+}
+
+/* ---- A ring of contexts, each switching straight to the next. ---- */
+
+#define RING_LAPS 50
+
+static kpn_port_ctx *ring_host;
+static kpn_port_ctx *ring_ctx[RING_SIZE];
+static int ring_index[RING_SIZE];
+static unsigned long ring_visits[RING_SIZE];
+static unsigned long ring_counter;
+static unsigned long ring_out_of_turn;
+
+static void ring_main(void *arg)
+{
+    int self = *(int *)arg;
+    kpn_port_ctx *next = (self + 1 == RING_SIZE) ? ring_host
+                                                 : ring_ctx[self + 1];
+
+    for (;;) {
+        if (ring_counter % RING_SIZE != (unsigned long)self) {
+            ring_out_of_turn++;
+        }
+        ring_counter++;
+        ring_visits[self]++;
+        kpn_port_switch(ring_ctx[self], next);
+    }
+}
+
+void test_ring_of_1000_contexts(void)
+{
+    int i;
+    int lap;
+
+    ring_host = carve_ctx();
+    TEST_ASSERT_NOT_NULL(ring_host);
+    for (i = 0; i < RING_SIZE; i++) {
+        void *stack = carve(RING_STACK_SIZE);
+
+        ring_ctx[i] = carve_ctx();
+        TEST_ASSERT_MESSAGE(stack != NULL && ring_ctx[i] != NULL,
+                            "the test arena is too small for the ring");
+        ring_index[i] = i;
+        ring_visits[i] = 0;
+        kpn_port_init(ring_ctx[i], stack, RING_STACK_SIZE, ring_main,
+                      &ring_index[i]);
+    }
+    ring_counter = 0;
+    ring_out_of_turn = 0;
+
+    for (lap = 0; lap < RING_LAPS; lap++) {
+        kpn_port_switch(ring_host, ring_ctx[0]);
+        TEST_ASSERT_EQUAL_UINT64((uint64_t)(lap + 1) * RING_SIZE,
+                                 (uint64_t)ring_counter);
+    }
+    TEST_ASSERT_EQUAL_UINT64(0, (uint64_t)ring_out_of_turn);
+    for (i = 0; i < RING_SIZE; i++) {
+        TEST_ASSERT_EQUAL_UINT64(RING_LAPS, (uint64_t)ring_visits[i]);
+    }
+}
+
+/* ---- Stack alignment as the compiler expects it. ---- */
+
+/*
+ * The compiler lays out a function's locals at fixed offsets from a stack
+ * pointer it assumes the ABI aligned at the call.  If a port enters 'fn'
+ * misaligned, a local that needs 16-byte alignment (long double on
+ * x86-64) lands off by 8 in every function below it.  The address goes
+ * through a volatile so the compiler cannot fold the check to "aligned"
+ * from what it assumes.
+ */
+union aligned_probe {
+    long double extended;
+    double real;
+    void *pointer;
+    unsigned char bytes[16];
+};
+
+struct alignment_of_probe {
+    char first;
+    union aligned_probe probe;
+};
+
+#define PROBE_ALIGNMENT offsetof(struct alignment_of_probe, probe)
+
+static NOINLINE size_t probe_misalignment(void)
+{
+    union aligned_probe probe;
+    volatile uintptr_t address;
+
+    probe.extended = 1.0L;
+    address = (uintptr_t)(void *)&probe;
+    return (size_t)(address % PROBE_ALIGNMENT);
+}
+
+static NOINLINE size_t probe_misalignment_deeper(int depth)
+{
+    volatile int keep_frame = depth;
+
+    if (keep_frame > 0) {
+        return probe_misalignment_deeper(keep_frame - 1);
+    }
+    return probe_misalignment();
+}
+
+static kpn_port_ctx *align_host;
+static kpn_port_ctx *align_ctx;
+static size_t align_seen_at_entry;
+static size_t align_seen_deeper;
+static int align_ran;
+
+static void alignment_main(void *arg)
+{
+    (void)arg;
+    align_seen_at_entry = probe_misalignment();
+    align_seen_deeper = probe_misalignment_deeper(3);
+    align_ran = 1;
+    for (;;) {
+        kpn_port_switch(align_ctx, align_host);
+    }
+}
+
+void test_fn_starts_on_an_aligned_stack(void)
+{
+    void *stack;
+
+    TEST_ASSERT_EQUAL_size_t(0, probe_misalignment());
+    align_host = carve_ctx();
+    align_ctx = carve_ctx();
+    stack = carve(STACK_SIZE);
+    TEST_ASSERT_NOT_NULL(align_host);
+    TEST_ASSERT_NOT_NULL(align_ctx);
+    TEST_ASSERT_NOT_NULL(stack);
+    align_ran = 0;
+    align_seen_at_entry = 99;
+    align_seen_deeper = 99;
+
+    kpn_port_init(align_ctx, stack, STACK_SIZE, alignment_main, NULL);
+    kpn_port_switch(align_host, align_ctx);
+
+    TEST_ASSERT_EQUAL_INT(1, align_ran);
+    TEST_ASSERT_EQUAL_size_t(0, align_seen_at_entry);
+    TEST_ASSERT_EQUAL_size_t(0, align_seen_deeper);
+}
+
+/* ---- Floating-point control state belongs to each context. ---- */
+
+/* Without directed rounding modes there is no state to keep, and the
+ * test passes vacuously.  (Each test is defined once, outside any #if,
+ * so that runner generators that scan the source see it once.) */
+#if defined(FE_DOWNWARD) && defined(FE_UPWARD) && defined(FE_TONEAREST)
+#define HAVE_DIRECTED_ROUNDING 1
+#else
+#define HAVE_DIRECTED_ROUNDING 0
+#endif
+
+#if HAVE_DIRECTED_ROUNDING
+
+/*
+ * Which way the arithmetic rounds, observed rather than asked for:
+ * 1/3 is inexact, so rounding it and -1/3 gives mirror images under
+ * round-to-nearest and different magnitudes under a directed mode.
+ * Returns -1 when rounding down, +1 up, 0 to nearest (or toward zero).
+ * 'double' exercises SSE (MXCSR) on x86-64, 'long double' the x87
+ * control word; fesetround sets both, and a port must keep both.  The
+ * operands are volatile so nothing is folded at compile time (compilers
+ * here do not honour '#pragma STDC FENV_ACCESS').
+ */
+static NOINLINE int observed_rounding_double(void)
+{
+    volatile double one = 1.0;
+    volatile double three = 3.0;
+    volatile double positive = one / three;
+    volatile double negative = -one / three;
+
+    return (positive < -negative) ? -1 : (positive > -negative) ? 1 : 0;
+}
+
+static NOINLINE int observed_rounding_long_double(void)
+{
+    volatile long double one = 1.0L;
+    volatile long double three = 3.0L;
+    volatile long double positive = one / three;
+    volatile long double negative = -one / three;
+
+    return (positive < -negative) ? -1 : (positive > -negative) ? 1 : 0;
+}
+
+struct fp_sample {
+    int mode;
+    int as_double;
+    int as_long_double;
+};
+
+static void sample_fp(struct fp_sample *sample)
+{
+    sample->mode = fegetround();
+    sample->as_double = observed_rounding_double();
+    sample->as_long_double = observed_rounding_long_double();
+}
+
+static void check_fp(int mode, int direction, const struct fp_sample *got)
+{
+    TEST_ASSERT_EQUAL_INT(mode, got->mode);
+    TEST_ASSERT_EQUAL_INT(direction, got->as_double);
+    TEST_ASSERT_EQUAL_INT(direction, got->as_long_double);
+}
+
+static kpn_port_ctx *fp_host;
+static kpn_port_ctx *fp_ctx;
+static struct fp_sample fp_at_entry;
+static struct fp_sample fp_after_set;
+static struct fp_sample fp_after_resume[2];
+static int fp_set_status;
+
+static void fp_main(void *arg)
+{
+    (void)arg;
+    sample_fp(&fp_at_entry);
+    fp_set_status = fesetround(FE_DOWNWARD);
+    sample_fp(&fp_after_set);
+    kpn_port_switch(fp_ctx, fp_host);
+    sample_fp(&fp_after_resume[0]);
+    kpn_port_switch(fp_ctx, fp_host);
+    sample_fp(&fp_after_resume[1]);
+    for (;;) {
+        kpn_port_switch(fp_ctx, fp_host);
+    }
+}
+
+#endif
+
+void test_rounding_mode_is_kept_per_context(void)
+{
+#if HAVE_DIRECTED_ROUNDING
+    struct fp_sample host;
+    void *stack;
+
+    TEST_ASSERT_EQUAL_INT(0, fesetround(FE_TONEAREST));
+    sample_fp(&host);
+    check_fp(FE_TONEAREST, 0, &host);
+    /* The check can tell the modes apart at all. */
+    TEST_ASSERT_EQUAL_INT(0, fesetround(FE_DOWNWARD));
+    sample_fp(&host);
+    TEST_ASSERT_EQUAL_INT(0, fesetround(FE_TONEAREST));
+    check_fp(FE_DOWNWARD, -1, &host);
+
+    fp_host = carve_ctx();
+    fp_ctx = carve_ctx();
+    stack = carve(STACK_SIZE);
+    TEST_ASSERT_NOT_NULL(fp_host);
+    TEST_ASSERT_NOT_NULL(fp_ctx);
+    TEST_ASSERT_NOT_NULL(stack);
+    kpn_port_init(fp_ctx, stack, STACK_SIZE, fp_main, NULL);
+
+    /* The context rounds down; the host still rounds to nearest. */
+    kpn_port_switch(fp_host, fp_ctx);
+    TEST_ASSERT_EQUAL_INT(0, fp_set_status);
+    check_fp(FE_TONEAREST, 0, &fp_at_entry);
+    check_fp(FE_DOWNWARD, -1, &fp_after_set);
+    sample_fp(&host);
+    check_fp(FE_TONEAREST, 0, &host);
+
+    /* Back in the context, it still rounds down. */
+    kpn_port_switch(fp_host, fp_ctx);
+    check_fp(FE_DOWNWARD, -1, &fp_after_resume[0]);
+    sample_fp(&host);
+    check_fp(FE_TONEAREST, 0, &host);
+
+    /* The host rounds up; the context is not disturbed, and the host
+     * gets its own mode back. */
+    TEST_ASSERT_EQUAL_INT(0, fesetround(FE_UPWARD));
+    kpn_port_switch(fp_host, fp_ctx);
+    check_fp(FE_DOWNWARD, -1, &fp_after_resume[1]);
+    sample_fp(&host);
+    TEST_ASSERT_EQUAL_INT(0, fesetround(FE_TONEAREST));
+    check_fp(FE_UPWARD, 1, &host);
+#endif
+}
+
+/* ---- Callee-saved registers survive a switch. ---- */
+
+/*
+ * Fourteen 64-bit integers and eight doubles live across each switch:
+ * more than the callee-saved registers of any ABI kpn targets (AArch64
+ * also saves d8-d15, which the doubles reach; x86-64 saves no vector
+ * register), so at -O2 the compiler keeps as many as it can in them and
+ * spills the rest.  Host and
+ * context run the same code on different seeds, so each side's switch
+ * overwrites the other's registers.  The values come from volatile seeds
+ * and are mixed with multiplications, so the compiler cannot recompute
+ * them instead of keeping them.  The reference run does not switch.
+ */
+#define LIVE_VALUES 14
+
+static NOINLINE uint64_t churn(const volatile uint64_t *seed,
+                               kpn_port_ctx *self, kpn_port_ctx *other)
+{
+    uint64_t a = seed[0], b = seed[1], c = seed[2], d = seed[3];
+    uint64_t e = seed[4], f = seed[5], g = seed[6], h = seed[7];
+    uint64_t i = seed[8], j = seed[9], k = seed[10], l = seed[11];
+    uint64_t m = seed[12], n = seed[13];
+    double p = (double)(seed[0] & 0xFFFFu), q = (double)(seed[1] & 0xFFFFu);
+    double r = (double)(seed[2] & 0xFFFFu), s = (double)(seed[3] & 0xFFFFu);
+    double t = (double)(seed[4] & 0xFFFFu), u = (double)(seed[5] & 0xFFFFu);
+    double v = (double)(seed[6] & 0xFFFFu), w = (double)(seed[7] & 0xFFFFu);
+
+    a = a * 0x9E3779B97F4A7C15u + n;
+    b = b * 0xBF58476D1CE4E5B9u + a;
+    c = c * 0x94D049BB133111EBu + b;
+    d = d * 0xD6E8FEB86659FD93u + c;
+    e = e * 0x9E3779B97F4A7C15u + d;
+    f = f * 0xBF58476D1CE4E5B9u + e;
+    g = g * 0x94D049BB133111EBu + f;
+    h = h * 0xD6E8FEB86659FD93u + g;
+    i = i * 0x9E3779B97F4A7C15u + h;
+    j = j * 0xBF58476D1CE4E5B9u + i;
+    k = k * 0x94D049BB133111EBu + j;
+    l = l * 0xD6E8FEB86659FD93u + k;
+    m = m * 0x9E3779B97F4A7C15u + l;
+    n = n * 0xBF58476D1CE4E5B9u + m;
+    p = p * 1.5 + w; q = q * 1.25 + p; r = r * 0.75 + q; s = s * 1.125 + r;
+    t = t * 0.625 + s; u = u * 1.375 + t; v = v * 0.875 + u; w = w * 1.0625 + v;
+    if (self != NULL) {
+        kpn_port_switch(self, other);
+    }
+    a ^= n >> 29; b ^= a >> 31; c ^= b >> 27; d ^= c >> 33;
+    e ^= d >> 29; f ^= e >> 31; g ^= f >> 27; h ^= g >> 33;
+    i ^= h >> 29; j ^= i >> 31; k ^= j >> 27; l ^= k >> 33;
+    m ^= l >> 29; n ^= m >> 31;
+    p += w * 0.5; q += p * 0.5; r += q * 0.5; s += r * 0.5;
+    t += s * 0.5; u += t * 0.5; v += u * 0.5; w += v * 0.5;
+    if (self != NULL) {
+        kpn_port_switch(self, other);
+    }
+    return a * 3 + b * 5 + c * 7 + d * 11 + e * 13 + f * 17 + g * 19
+           + h * 23 + i * 29 + j * 31 + k * 37 + l * 41 + m * 43 + n * 47
+           + (uint64_t)(p + q * 3 + r * 5 + s * 7 + t * 11 + u * 13 + v * 17
+                        + w * 19);
+}
+
+static kpn_port_ctx *regs_host;
+static kpn_port_ctx *regs_ctx;
+static volatile uint64_t regs_seed_host[LIVE_VALUES];
+static volatile uint64_t regs_seed_ctx[LIVE_VALUES];
+static uint64_t regs_result_ctx;
+static int regs_ctx_done;
+
+static void registers_main(void *arg)
+{
+    (void)arg;
+    regs_result_ctx = churn(regs_seed_ctx, regs_ctx, regs_host);
+    regs_ctx_done = 1;
+    for (;;) {
+        kpn_port_switch(regs_ctx, regs_host);
+    }
+}
+
+void test_callee_saved_registers_survive_a_switch(void)
+{
+    uint64_t expect_host;
+    uint64_t expect_ctx;
+    uint64_t got_host;
+    void *stack;
+    int v;
+
+    for (v = 0; v < LIVE_VALUES; v++) {
+        regs_seed_host[v] = 0x0123456789ABCDEFu * (uint64_t)(v + 1);
+        regs_seed_ctx[v] = 0xFEDCBA9876543210u ^ (uint64_t)(v * 7919);
+    }
+    expect_host = churn(regs_seed_host, NULL, NULL);
+    expect_ctx = churn(regs_seed_ctx, NULL, NULL);
+    TEST_ASSERT_FALSE(expect_host == expect_ctx);
+
+    regs_host = carve_ctx();
+    regs_ctx = carve_ctx();
+    stack = carve(STACK_SIZE);
+    TEST_ASSERT_NOT_NULL(regs_host);
+    TEST_ASSERT_NOT_NULL(regs_ctx);
+    TEST_ASSERT_NOT_NULL(stack);
+    regs_ctx_done = 0;
+    regs_result_ctx = 0;
+    kpn_port_init(regs_ctx, stack, STACK_SIZE, registers_main, NULL);
+
+    /* Host and context interleave: each 'churn' switches twice, and the
+     * last switch below lets the context's 'churn' return. */
+    got_host = churn(regs_seed_host, regs_host, regs_ctx);
+    TEST_ASSERT_EQUAL_INT(0, regs_ctx_done);
+    kpn_port_switch(regs_host, regs_ctx);
+    TEST_ASSERT_EQUAL_INT(1, regs_ctx_done);
+
+    TEST_ASSERT_EQUAL_UINT64(expect_host, got_host);
+    TEST_ASSERT_EQUAL_UINT64(expect_ctx, regs_result_ctx);
+}
+
+/* ---- A context writes nothing outside its stack. ---- */
+
+#define GUARD_SIZE 256u
+#define GUARD_DEPTH 8
+
+static kpn_port_ctx *guard_host;
+static kpn_port_ctx *guard_ctx;
+static unsigned long guard_result;
+
+static NOINLINE unsigned long guard_recurse(int depth)
+{
+    volatile unsigned char scratch[64];
+    unsigned long sum;
+    int k;
+
+    for (k = 0; k < 64; k++) {
+        scratch[k] = (unsigned char)depth;
+    }
+    if (depth == 0) {
+        kpn_port_switch(guard_ctx, guard_host);
+        return scratch[0];
+    }
+    sum = guard_recurse(depth - 1);
+    return sum + scratch[depth % 64];
+}
+
+static void guard_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        guard_result = guard_recurse(GUARD_DEPTH);
+    }
+}
+
+void test_context_stays_inside_its_stack(void)
+{
+    unsigned char pattern[GUARD_SIZE];
+    unsigned char *below;
+    unsigned char *stack;
+    unsigned char *above;
+    int i;
+
+    /* Carved back to back: a guard, the stack, a guard. */
+    guard_host = carve_ctx();
+    guard_ctx = carve_ctx();
+    below = (unsigned char *)carve(GUARD_SIZE);
+    stack = (unsigned char *)carve(STACK_SIZE);
+    above = (unsigned char *)carve(GUARD_SIZE);
+    TEST_ASSERT_NOT_NULL(guard_host);
+    TEST_ASSERT_NOT_NULL(guard_ctx);
+    TEST_ASSERT_NOT_NULL(below);
+    TEST_ASSERT_NOT_NULL(stack);
+    TEST_ASSERT_NOT_NULL(above);
+    TEST_ASSERT_EQUAL_PTR(below + GUARD_SIZE, stack);
+    TEST_ASSERT_EQUAL_PTR(stack + STACK_SIZE, above);
+    memset(pattern, 0xA5, sizeof pattern);
+    guard_result = 0;
+
+    kpn_port_init(guard_ctx, stack, STACK_SIZE, guard_main, NULL);
+    TEST_ASSERT_EQUAL_MEMORY(pattern, above, GUARD_SIZE);
+    for (i = 0; i < 3; i++) {
+        kpn_port_switch(guard_host, guard_ctx);
+    }
+    /* Unwound at least once: 0 + 1 + ... + 8. */
+    TEST_ASSERT_EQUAL_UINT(36, guard_result);
+    TEST_ASSERT_EQUAL_MEMORY(pattern, below, GUARD_SIZE);
+    TEST_ASSERT_EQUAL_MEMORY(pattern, above, GUARD_SIZE);
+}
+
+/* ---- A context can be started again on the same stack. ---- */
+
+static kpn_port_ctx *again_host;
+static kpn_port_ctx *again_ctx;
+static int again_seen;
+
+static void again_main(void *arg)
+{
+    for (;;) {
+        again_seen = *(int *)arg;
+        kpn_port_switch(again_ctx, again_host);
+    }
+}
+
+void test_init_restarts_an_abandoned_context(void)
+{
+    static int first = 1;
+    static int second = 2;
+    void *stack;
+
+    again_host = carve_ctx();
+    again_ctx = carve_ctx();
+    stack = carve(STACK_SIZE);
+    TEST_ASSERT_NOT_NULL(again_host);
+    TEST_ASSERT_NOT_NULL(again_ctx);
+    TEST_ASSERT_NOT_NULL(stack);
+
+    kpn_port_init(again_ctx, stack, STACK_SIZE, again_main, &first);
+    kpn_port_switch(again_host, again_ctx);
+    TEST_ASSERT_EQUAL_INT(1, again_seen);
+    /* The first 'again_main' is suspended mid-loop; forget it. */
+    kpn_port_init(again_ctx, stack, STACK_SIZE, again_main, &second);
+    kpn_port_switch(again_host, again_ctx);
+    TEST_ASSERT_EQUAL_INT(2, again_seen);
+}
+
+/* ---- 'fn' returning traps instead of running on. ---- */
+
+#if HOSTED_POSIX
+
+static void returning_main(void *arg)
+{
+    (void)arg;
+}
+
+/* Runs a context whose 'fn' returns in a child process; returns the
+ * child's wait status, or -1 if something failed before that. */
+static int fork_a_returning_fn(void)
+{
+    kpn_port_ctx *host = carve_ctx();
+    kpn_port_ctx *ctx = carve_ctx();
+    void *stack = carve(STACK_SIZE);
+    pid_t child;
+    pid_t waited;
+    int status = 0;
+
+    if (host == NULL || ctx == NULL || stack == NULL) {
+        return -1;
+    }
+    child = fork();
+    if (child < 0) {
+        return -1;
+    }
+    if (child == 0) {
+        /* The child is meant to die: no core file, and never back into
+         * the test runner.  cmocka catches SIGILL and SIGSEGV to report a
+         * crashing test and longjmps on, so the child would go on running
+         * the rest of the suite: give the trap signals their default
+         * action again. */
+        static const int fatal[] = {SIGILL, SIGTRAP, SIGABRT, SIGSEGV,
+                                     SIGBUS, SIGFPE};
+        struct rlimit no_core;
+        struct sigaction default_action;
+        size_t n;
+
+        no_core.rlim_cur = 0;
+        no_core.rlim_max = 0;
+        (void)setrlimit(RLIMIT_CORE, &no_core);
+        memset(&default_action, 0, sizeof default_action);
+        default_action.sa_handler = SIG_DFL;
+        (void)sigemptyset(&default_action.sa_mask);
+        for (n = 0; n < sizeof fatal / sizeof fatal[0]; n++) {
+            (void)sigaction(fatal[n], &default_action, NULL);
+        }
+        kpn_port_init(ctx, stack, STACK_SIZE, returning_main, NULL);
+        kpn_port_switch(host, ctx);
+        _exit(0);
+    }
+    do {
+        waited = waitpid(child, &status, 0);
+    } while (waited < 0 && errno == EINTR);
+    return (waited == child) ? status : -1;
+}
+
+#endif
+
+void test_returning_fn_traps(void)
+{
+#if HOSTED_POSIX
+    int status = fork_a_returning_fn();
+    int signal_number;
+
+    TEST_ASSERT_TRUE_MESSAGE(status != -1, "could not fork and wait");
+    TEST_ASSERT_TRUE_MESSAGE(WIFSIGNALED(status),
+                             "the child outlived a returning fn");
+    /* Illegal instruction (x86 'ud2'), breakpoint trap (other targets'
+     * __builtin_trap) or abort: any of them stops the world. */
+    signal_number = WTERMSIG(status);
+    TEST_ASSERT_TRUE_MESSAGE(signal_number == SIGILL
+                                 || signal_number == SIGTRAP
+                                 || signal_number == SIGABRT,
+                             "the child died of an unexpected signal");
+#else
+    /* Needs a process to sacrifice; only checked where there is fork(). */
+#endif
+}

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: MIT */
+/* Processes: spawning, names, stacks (high-water mark, overflow), inspection. */
+#include "unity.h"
+#include "kpn.h"
+
+TEST_SOURCE_FILE("src/arena.c")
+TEST_SOURCE_FILE("src/chan.c")
+TEST_SOURCE_FILE("src/net.c")
+TEST_SOURCE_FILE("src/proc.c")
+TEST_SOURCE_FILE("src/sched.c")
+TEST_SOURCE_FILE("src/stats.c")
+TEST_SOURCE_FILE("src/status.c")
+TEST_SOURCE_FILE("port/posix/port_posix.c")
+
+#define STACK 16384
+static unsigned char arena[1 << 20];
+static kpn_net *net;
+
+void setUp(void)
+{
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
+}
+
+void tearDown(void) {}
+
+static void idle(void *arg) { (void)arg; }
+
+void test_spawn_rejects_bad_arguments(void)
+{
+    kpn_proc *p = NULL;
+    kpn_stats st;
+
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_spawn(NULL, &p, "p", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_spawn(net, NULL, "p", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_spawn(net, &p, "p", NULL, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_spawn(net, &p, "p", idle, NULL, KPN_STACK_MIN - 1));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_spawn(net, &p, "p", idle, NULL, 0));
+    TEST_ASSERT_NULL(p);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(0, st.procs);
+    /* the minimum itself is accepted and runs */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, KPN_STACK_MIN));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+}
+
+void test_spawn_enomem_leaves_the_net_unchanged_and_usable(void)
+{
+    kpn_proc *p = NULL;
+    kpn_stats before, after;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "first", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
+    p = NULL;
+    TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_spawn(net, &p, "big", idle, NULL, sizeof arena));
+    TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_spawn(net, &p, "huge", idle, NULL, (size_t)-1));
+    TEST_ASSERT_NULL(p);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
+    TEST_ASSERT_EQUAL_size_t(before.procs, after.procs);
+    TEST_ASSERT_EQUAL_size_t(before.arena_used, after.arena_used);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "small", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
+    TEST_ASSERT_EQUAL_size_t(2, after.procs_exited);
+}
+
+void test_size_proc_is_enough_at_every_arena_alignment(void)
+{
+    static unsigned char exact[64 * 1024];
+    size_t need = kpn_size_net() + 3 * kpn_size_proc(STACK, 5);
+    size_t off;
+
+    TEST_ASSERT_LESS_OR_EQUAL(sizeof exact - 16, need);
+    for (off = 0; off < 16; ++off) {
+        kpn_proc *p;
+        int i;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, exact + off, need, NULL));
+        for (i = 0; i < 3; ++i)
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "abcde", idle, NULL, STACK));
+    }
+}
+
+static kpn_status nested_spawn;
+static void spawns_while_running(void *arg)
+{
+    kpn_proc *p = NULL;
+    (void)arg;
+    nested_spawn = kpn_spawn(net, &p, "late", idle, NULL, STACK);
+}
+
+void test_spawn_while_running_is_refused(void)
+{
+    kpn_proc *p;
+    kpn_stats st;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "early", spawns_while_running, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, nested_spawn);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(1, st.procs);
+}
+
+void test_spawn_between_runs_adds_to_the_net(void)
+{
+    kpn_proc *p;
+    kpn_stats st;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "one", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "two", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(2, st.procs_exited);
+}
+
+void test_names_are_copied_and_null_means_empty(void)
+{
+    char name[8] = "worker";
+    kpn_proc *a, *b;
+    kpn_proc_stats ps;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &a, name, idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &b, NULL, idle, NULL, STACK));
+    name[0] = 'X';
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(a, &ps));
+    TEST_ASSERT_EQUAL_STRING("worker", ps.name);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(b, &ps));
+    TEST_ASSERT_EQUAL_STRING("", ps.name);
+}
+
+void test_proc_next_walks_processes_in_spawn_order(void)
+{
+    kpn_proc *p[3];
+    const kpn_proc *it;
+    int i;
+
+    for (i = 0; i < 3; ++i)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p[i], "p", idle, NULL, STACK));
+    it = kpn_proc_next(net, NULL);
+    for (i = 0; i < 3; ++i) {
+        TEST_ASSERT_EQUAL_PTR(p[i], it);
+        it = kpn_proc_next(net, it);
+    }
+    TEST_ASSERT_NULL(it);
+    TEST_ASSERT_NULL(kpn_proc_next(NULL, NULL));
+}
+
+void test_proc_stats_rejects_null(void)
+{
+    kpn_proc *p;
+    kpn_proc_stats ps;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_proc_stats_get(NULL, &ps));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_proc_stats_get(p, NULL));
+}
+
+/* ------------------------------------------------------------ states */
+
+static kpn_chan *state_chan;
+static void blocks_reading(void *arg)
+{
+    int v;
+    (void)arg;
+    kpn_recv(state_chan, &v);
+}
+
+void test_states_follow_the_life_of_a_process(void)
+{
+    kpn_proc *r, *w;
+    kpn_proc_stats ps;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "r", blocks_reading, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "w", blocks_reading, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &state_chan, w, r, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(r, &ps));
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, ps.state);
+    TEST_ASSERT_EQUAL_UINT64(0, ps.switches);
+    /* 'w' is the writer of state_chan, so its recv is refused and it
+     * exits; that closes the channel and 'r' gets EOF and exits too. */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(r, &ps));
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_EXITED, ps.state);
+    TEST_ASSERT_NULL(ps.waiting_on);
+    /* r ran, blocked on the empty channel, and was woken by the close */
+    TEST_ASSERT_EQUAL_UINT64(2, ps.switches);
+}
+
+static void reads_arg_channel(void *arg)
+{
+    int v;
+    kpn_recv(*(kpn_chan **)arg, &v);
+}
+
+void test_a_reader_left_waiting_reports_its_channel(void)
+{
+    static kpn_chan *r_in, *w_in;
+    kpn_proc *r, *w;
+    kpn_proc_stats ps;
+
+    /* r waits on w, and w on r: both stay blocked reading. */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "r", reads_arg_channel, &r_in, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "w", reads_arg_channel, &w_in, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &r_in, w, r, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &w_in, r, w, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(r, &ps));
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_READ, ps.state);
+    TEST_ASSERT_EQUAL_PTR(r_in, ps.waiting_on);
+    TEST_ASSERT_EQUAL_UINT64(1, ps.switches);
+}
+
+/* ------------------------------------------------------------ stacks */
+
+static void uses_3000_bytes(void *arg)
+{
+    volatile unsigned char buf[3000];
+    size_t i;
+    for (i = 0; i < sizeof buf; ++i)
+        buf[i] = (unsigned char)i;
+    *(int *)arg = buf[2999];
+}
+
+void test_stack_high_water_mark_tracks_use(void)
+{
+    kpn_proc *heavy, *light;
+    kpn_proc_stats hs, ls;
+    int sink = 0;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &heavy, "heavy", uses_3000_bytes, &sink, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &light, "light", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(heavy, &hs));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(light, &ls));
+    TEST_ASSERT_EQUAL_size_t(STACK, hs.stack_size);
+    TEST_ASSERT_GREATER_OR_EQUAL(3000, hs.stack_peak);
+    TEST_ASSERT_LESS_OR_EQUAL(STACK, hs.stack_peak);
+    TEST_ASSERT_GREATER_THAN(0, ls.stack_peak);
+    TEST_ASSERT_LESS_THAN(3000, ls.stack_peak);
+}
+
+/* Recurse, writing every frame, until a frame lies below the stack's
+ * lowest usable byte: that is an overflow into the guard band. */
+static kpn_proc *deep_proc;
+static kpn_chan *to_deep, *from_deep;
+static int deep_reached;
+
+/* Called through a volatile pointer so the compiler cannot fold levels
+ * together: each frame is the array plus a return address, dense as a
+ * real deep recursion's. */
+static int recurse(const unsigned char *limit, int depth);
+static int (*volatile recurse_next)(const unsigned char *, int) = recurse;
+
+static int recurse(const unsigned char *limit, int depth)
+{
+    volatile unsigned char here[32];
+    size_t i;
+
+    for (i = 0; i < sizeof here; ++i)
+        here[i] = (unsigned char)depth;
+    if ((const unsigned char *)here + sizeof here < limit)
+        return here[0];
+    return recurse_next(limit, depth + 1) + here[1];
+}
+
+/* The check runs when a process gives up the CPU, so after overflowing,
+ * this one blocks on a read that nothing will satisfy. */
+static void overflows(void *arg)
+{
+    kpn_proc_stats ps;
+    int v;
+    (void)arg;
+    kpn_proc_stats_get(deep_proc, &ps);
+    deep_reached = recurse((const unsigned char *)ps.stack_base - 16, 0);
+    kpn_recv(to_deep, &v);
+    deep_reached = -1; /* never gets here */
+}
+
+static int bystander_ran;
+static void bystander(void *arg)
+{
+    int v;
+    (void)arg;
+    bystander_ran = 1;
+    kpn_recv(from_deep, &v);
+    bystander_ran = 2;
+}
+
+void test_a_stack_overflow_stops_the_run_and_names_the_process(void)
+{
+    kpn_proc *other;
+    kpn_proc_stats ps;
+
+    bystander_ran = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &other, "bystander", bystander, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &deep_proc, "deep", overflows, NULL, 4096));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &from_deep, deep_proc, other, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &to_deep, other, deep_proc, sizeof(int), 1));
+    TEST_ASSERT_NULL(kpn_net_fault(net));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTACK, kpn_run(net));
+    TEST_ASSERT_EQUAL_PTR(deep_proc, kpn_net_fault(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(deep_proc, &ps));
+    TEST_ASSERT_EQUAL_STRING("deep", ps.name);
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_FAULTED, ps.state);
+    TEST_ASSERT_GREATER_THAN(0, deep_reached);
+    /* the bystander is where it was: blocked on its read */
+    TEST_ASSERT_EQUAL_INT(1, bystander_ran);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(other, &ps));
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_READ, ps.state);
+    /* a faulted net stays stopped */
+    TEST_ASSERT_EQUAL_INT(KPN_ESTACK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_spawn(net, &other, "late", idle, NULL, STACK));
+}
+
+/* A frame with a gap can write the guard band without touching the words
+ * checked at each switch; the whole band is checked when the run ends. */
+static kpn_proc *gap_proc;
+static void writes_deep_in_the_guard(void *arg)
+{
+    kpn_proc_stats ps;
+    (void)arg;
+    kpn_proc_stats_get(gap_proc, &ps);
+    ((volatile unsigned char *)ps.stack_base)[-100] = 0;
+}
+
+void test_an_overflow_that_skips_the_checked_words_is_caught_at_the_end(void)
+{
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &gap_proc, "gap", writes_deep_in_the_guard,
+                                            NULL, 4096));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTACK, kpn_run(net));
+    TEST_ASSERT_EQUAL_PTR(gap_proc, kpn_net_fault(net));
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* kpn_net_stats: totals that agree with what the network did. */
+#include "unity.h"
+#include "kpn.h"
+
+TEST_SOURCE_FILE("src/arena.c")
+TEST_SOURCE_FILE("src/chan.c")
+TEST_SOURCE_FILE("src/net.c")
+TEST_SOURCE_FILE("src/proc.c")
+TEST_SOURCE_FILE("src/sched.c")
+TEST_SOURCE_FILE("src/stats.c")
+TEST_SOURCE_FILE("src/status.c")
+TEST_SOURCE_FILE("port/posix/port_posix.c")
+
+static unsigned char arena[256 * 1024];
+static kpn_net *net;
+
+void setUp(void)
+{
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
+}
+
+void tearDown(void) {}
+
+static kpn_chan *data, *never;
+
+static void writes_five(void *arg)
+{
+    int i;
+    (void)arg;
+    for (i = 0; i < 5; ++i)
+        kpn_send(data, &i);
+}
+
+static void reads_all(void *arg)
+{
+    int v;
+    (void)arg;
+    while (kpn_recv(data, &v) == KPN_OK)
+        ;
+}
+
+static void waits_forever(void *arg)
+{
+    int v;
+    (void)arg;
+    kpn_recv(never, &v);
+}
+
+void test_stats_reject_null(void)
+{
+    kpn_stats st;
+
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_stats(NULL, &st));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_stats(net, NULL));
+}
+
+void test_a_fresh_net_counts_nothing(void)
+{
+    kpn_stats st;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(0, st.procs);
+    TEST_ASSERT_EQUAL_size_t(0, st.chans);
+    TEST_ASSERT_EQUAL_UINT64(0, st.switches);
+    TEST_ASSERT_EQUAL_UINT64(0, st.messages);
+    TEST_ASSERT_GREATER_THAN(0, st.arena_used);
+    TEST_ASSERT_LESS_THAN(st.arena_size, st.arena_used);
+}
+
+void test_counts_match_the_run(void)
+{
+    kpn_proc *w, *r, *z;
+    kpn_stats st;
+    const kpn_proc *it;
+    uint64_t per_proc = 0;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "w", writes_five, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "r", reads_all, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &z, "z", waits_forever, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &data, w, r, sizeof(int), 2));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &never, r, z, sizeof(int), 2));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(3, st.procs);
+    TEST_ASSERT_EQUAL_size_t(2, st.chans);
+    /* r exits at EOF, which closes 'never' and releases z too */
+    TEST_ASSERT_EQUAL_size_t(3, st.procs_exited);
+    TEST_ASSERT_EQUAL_size_t(0, st.procs_blocked_read);
+    TEST_ASSERT_EQUAL_UINT64(5, st.messages);
+    TEST_ASSERT_EQUAL_UINT64(0, st.discarded);
+    /* the net's dispatch count is the sum of every process's */
+    for (it = kpn_proc_next(net, NULL); it != NULL; it = kpn_proc_next(net, it)) {
+        kpn_proc_stats ps;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(it, &ps));
+        TEST_ASSERT_GREATER_OR_EQUAL(1, ps.switches);
+        per_proc += ps.switches;
+    }
+    TEST_ASSERT_EQUAL_UINT64(st.switches, per_proc);
+    /* w fills the ring of 2 and blocks at least twice more for 5 messages */
+    TEST_ASSERT_GREATER_OR_EQUAL(3 + 2, st.switches);
+}
+
+void test_arena_use_grows_with_every_object(void)
+{
+    kpn_stats a, b, c;
+    kpn_proc *p;
+    kpn_chan *ch;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &a));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", reads_all, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &b));
+    TEST_ASSERT_GREATER_OR_EQUAL(a.arena_used + 8192, b.arena_used);
+    TEST_ASSERT_LESS_OR_EQUAL(a.arena_used + kpn_size_proc(8192, 1), b.arena_used);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &ch, p, p, 100, 10));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &c));
+    TEST_ASSERT_GREATER_OR_EQUAL(b.arena_used + 1000, c.arena_used);
+    TEST_ASSERT_LESS_OR_EQUAL(b.arena_used + kpn_size_chan(100, 10), c.arena_used);
+}

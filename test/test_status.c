@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* Status strings: one distinct sentence per code, never NULL. */
+#include "unity.h"
+#include "kpn.h"
+
+TEST_SOURCE_FILE("src/status.c")
+
+void setUp(void) {}
+void tearDown(void) {}
+
+static int same(const char *a, const char *b)
+{
+    while (*a != '\0' && *a == *b)
+        ++a, ++b;
+    return *a == *b;
+}
+
+void test_every_status_has_its_own_sentence(void)
+{
+    int i, j;
+
+    for (i = 0; i < KPN_STATUS_COUNT; ++i) {
+        const char *s = kpn_strerror((kpn_status)i);
+        TEST_ASSERT_NOT_NULL(s);
+        TEST_ASSERT_TRUE(s[0] != '\0');
+        for (j = 0; j < i; ++j)
+            TEST_ASSERT_FALSE(same(s, kpn_strerror((kpn_status)j)));
+    }
+}
+
+void test_unknown_values_still_get_a_sentence(void)
+{
+    TEST_ASSERT_NOT_NULL(kpn_strerror(KPN_STATUS_COUNT));
+    TEST_ASSERT_NOT_NULL(kpn_strerror((kpn_status)-1));
+    TEST_ASSERT_NOT_NULL(kpn_strerror((kpn_status)1000));
+    TEST_ASSERT_TRUE(same(kpn_strerror((kpn_status)1000), kpn_strerror((kpn_status)-1)));
+}
+
+void test_ok_is_zero(void)
+{
+    TEST_ASSERT_EQUAL_INT(0, KPN_OK);
+}

@@ -1,0 +1,241 @@
+#!/bin/sh
+# gen_runner.sh - write the cmocka runner (main) for one Unity-style test file.
+#
+#   sh tools/cmocka/gen_runner.sh test/test_x.c > build/.../test_x_runner.c
+#   sh tools/cmocka/gen_runner.sh --sources test/test_x.c
+#
+# The runner runs, in file order, every `void testNAME(void)` function whose
+# definition starts a line (comments ignored; the name may also start the
+# line after a lone `void`). That is the same set Ceedling's runner picks up:
+# anything named test... is a test, so never give a helper such a name.
+# `static` test functions are run by neither runner; they get a warning.
+#
+# Each test is one cmocka unit test named after the function, in a group
+# named after the file (test_x). setUp() runs before the test inside the
+# test body, tearDown() runs in cmocka's teardown hook, which cmocka calls
+# after a passing, failing or skipped test alike; a failing setUp() thus
+# fails the test and tearDown() still runs, as under Unity.
+#
+# After cmocka's own report the runner prints machine-readable lines that
+# tools/cmocka/run_suite.sh reads (cmocka's report format varies with its
+# version and CMOCKA_MESSAGE_OUTPUT; these do not):
+#   @kpn-fail GROUP TEST                  one per failed test
+#   @kpn-counts GROUP passed=N failed=N skipped=N
+# The exit status is 0 only if no test failed.
+#
+# --sources prints the TEST_SOURCE_FILE("...") paths named by the test file,
+# one per line, so a Makefile can link the same sources Ceedling links.
+#
+# Exits 1 (writing nothing to stdout) if the file is unreadable or does not
+# define both setUp() and tearDown(). POSIX sh, awk and sed only.
+
+set -u
+
+prog=gen_runner.sh
+
+if [ $# -eq 2 ] && [ "$1" = "--sources" ]; then
+    [ -r "$2" ] || { echo "$prog: cannot read $2" >&2; exit 1; }
+    sed -n 's/^[[:space:]]*TEST_SOURCE_FILE[[:space:]]*([[:space:]]*"\([^"]*\)".*/\1/p' "$2"
+    exit 0
+fi
+
+if [ $# -ne 1 ]; then
+    echo "usage: sh $prog TEST_FILE.c > RUNNER.c" >&2
+    echo "       sh $prog --sources TEST_FILE.c" >&2
+    exit 2
+fi
+
+src=$1
+[ -r "$src" ] || { echo "$prog: cannot read $src" >&2; exit 1; }
+
+group=$(basename "$src")
+group=${group%.c}
+
+# Scan the test file: prints "test NAME" per test (in order, once each),
+# "has setUp" / "has tearDown", and warnings on stderr.
+scan=$(awk -v file="$src" '
+function strip(s,    out, i, n, c, nx) {
+    out = ""; n = length(s); i = 1; quote = ""
+    while (i <= n) {
+        c = substr(s, i, 1); nx = substr(s, i + 1, 1)
+        if (inblock) {
+            if (c == "*" && nx == "/") { inblock = 0; i += 2; out = out " " } else i++
+            continue
+        }
+        if (quote != "") {
+            out = out c
+            if (c == "\\") { out = out nx; i += 2; continue }
+            if (c == quote) quote = ""
+            i++; continue
+        }
+        if (c == "/" && nx == "*") { inblock = 1; i += 2; continue }
+        if (c == "/" && nx == "/") break
+        if (c == "\"" || c == "\047") quote = c
+        out = out c; i++
+    }
+    return out
+}
+function consider(s, lineno,    name, rest) {
+    # s starts with the function name, after "void" and blanks
+    if (!match(s, /^[A-Za-z_][A-Za-z0-9_]*[ \t]*\([ \t]*void[ \t]*\)/)) return
+    rest = substr(s, RLENGTH + 1)
+    name = s; sub(/[ \t]*\(.*/, "", name)
+    if (rest ~ /^[ \t]*;/) return             # a prototype, not a definition
+    if (name == "setUp") { print "has setUp"; return }
+    if (name == "tearDown") { print "has tearDown"; return }
+    if (name !~ /^test/) return
+    if (!(name in seen)) { seen[name] = 1; print "test " name }
+}
+{
+    line = strip($0)
+    if (pending) {
+        pending = 0
+        t = line; sub(/^[ \t]+/, "", t)
+        consider(t, NR)
+    }
+    if (line ~ /^void[ \t]*$/) { pending = 1; next }
+    if (line ~ /^void[ \t]+[A-Za-z_]/) {
+        t = line; sub(/^void[ \t]+/, "", t)
+        consider(t, NR)
+    } else if (line ~ /^[ \t]*static[ \t]+(inline[ \t]+)?void[ \t]+test[A-Za-z0-9_]*[ \t]*\(/) {
+        printf "%s:%d: warning: static test function is run by neither runner\n", file, NR | "cat 1>&2"
+    } else if (line ~ /^[ \t]+void[ \t]+test[A-Za-z0-9_]*[ \t]*\([ \t]*void[ \t]*\)[ \t]*(\{.*)?$/) {
+        printf "%s:%d: warning: indented test definition is not run; start it at column 0\n", file, NR | "cat 1>&2"
+    }
+}
+' "$src") || { echo "$prog: scanning $src failed" >&2; exit 1; }
+
+missing=
+printf '%s\n' "$scan" | grep -qx 'has setUp' || missing="setUp"
+printf '%s\n' "$scan" | grep -qx 'has tearDown' || missing="$missing${missing:+ and }tearDown"
+if [ -n "$missing" ]; then
+    echo "$src: error: test files must define void $missing(void) (may be empty)" >&2
+    exit 1
+fi
+
+tests=$(printf '%s\n' "$scan" | sed -n 's/^test //p')
+count=$(printf '%s\n' "$tests" | grep -c .)
+if [ "$count" -eq 0 ]; then
+    echo "$src: warning: no test functions found" >&2
+fi
+
+# C string literals for the group and source path (escape \ and ").
+cstr() { printf '%s' "$1" | sed 's/[\\"]/\\&/g'; }
+cgroup=$(cstr "$group")
+csrc=$(cstr "$src")
+
+cat <<EOF
+/* Generated by tools/cmocka/gen_runner.sh from $csrc - do not edit. */
+#include <stdio.h>
+#include "unity.h"
+
+struct kpn_unity_state kpn_unity_state;
+
+static const char kpn_group_[] = "$cgroup";
+EOF
+
+if [ "$count" -eq 0 ]; then
+    cat <<'EOF'
+
+int main(void)
+{
+    printf("[==========] %s: 0 test(s) run.\n", kpn_group_);
+    printf("@kpn-counts %s passed=0 failed=0 skipped=0\n", kpn_group_);
+    return 0;
+}
+EOF
+    exit 0
+fi
+
+printf '\n'
+printf '%s\n' "$tests" | sed 's/.*/void &(void);/'
+
+cat <<EOF
+
+#define KPN_NTESTS_ $count
+static int kpn_status_[KPN_NTESTS_];   /* 0 failed or not run, 1 passed, 2 ignored */
+static volatile int kpn_current_ = -1;
+static volatile int kpn_body_done_;
+
+/* setUp() + test body; a failure longjmps out to cmocka, TEST_PASS() to here. */
+static void kpn_body_(int index, const char *name, void (*fn)(void))
+{
+    kpn_current_ = index;
+    kpn_body_done_ = 0;
+    kpn_unity_state.test_name = name;
+    kpn_unity_state.ignored = 0;
+    if (setjmp(kpn_unity_state.abort_frame) == 0) {
+        kpn_unity_state.abort_armed = 1;
+        setUp();
+        fn();
+    }
+    kpn_unity_state.abort_armed = 0;
+    kpn_body_done_ = 1;
+}
+
+/* cmocka runs this after every test, failed or not. */
+static int kpn_teardown_(void **state)
+{
+    (void)state;
+    kpn_unity_state.abort_armed = 0;
+    if (setjmp(kpn_unity_state.abort_frame) == 0) {
+        kpn_unity_state.abort_armed = 1;
+        tearDown();
+    }
+    kpn_unity_state.abort_armed = 0;
+    /* Reached only if tearDown() did not fail. */
+    if (kpn_current_ >= 0) {
+        if (kpn_unity_state.ignored) {
+            kpn_status_[kpn_current_] = 2;
+        } else if (kpn_body_done_) {
+            kpn_status_[kpn_current_] = 1;
+        }
+    }
+    kpn_current_ = -1;
+    return 0;
+}
+EOF
+
+printf '\n'
+printf '%s\n' "$tests" | awk '{
+    printf "static void kpn_run_%d_(void **state) { (void)state; kpn_body_(%d, \"%s\", %s); }\n", NR - 1, NR - 1, $0, $0
+}'
+
+cat <<'EOF'
+
+static const char *const kpn_names_[KPN_NTESTS_] = {
+EOF
+printf '%s\n' "$tests" | sed 's/.*/    "&",/'
+cat <<'EOF'
+};
+
+int main(void)
+{
+    static const struct CMUnitTest tests[KPN_NTESTS_] = {
+EOF
+printf '%s\n' "$tests" | awk '{
+    printf "        { .name = \"%s\", .test_func = kpn_run_%d_, .teardown_func = kpn_teardown_ },\n", $0, NR - 1
+}'
+cat <<'EOF'
+    };
+    unsigned passed = 0, failed = 0, skipped = 0;
+    int rc, i;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    rc = cmocka_run_group_tests_name(kpn_group_, tests, NULL, NULL);
+    fflush(stderr);
+    for (i = 0; i < KPN_NTESTS_; i++) {
+        if (kpn_status_[i] == 1) {
+            passed++;
+        } else if (kpn_status_[i] == 2) {
+            skipped++;
+        } else {
+            failed++;
+            printf("@kpn-fail %s %s\n", kpn_group_, kpn_names_[i]);
+        }
+    }
+    printf("@kpn-counts %s passed=%u failed=%u skipped=%u\n", kpn_group_, passed, failed, skipped);
+    fflush(stdout);
+    return (rc != 0 || failed != 0) ? 1 : 0;
+}
+EOF
