@@ -128,10 +128,11 @@ check-embedded:
 	  for f in $(SRC); do \
 	    $$cc $(WARN) $$fl -ffreestanding -Os -Iinclude -Iport -c $$f -o $$d/$$(basename $$f .c).o; \
 	  done; \
-	  bad=$$($${prefix}nm -u $$d/*.o | grep -Ew "$(EMB_ALLOC)" || true); \
+	  $${prefix}ld -r -o $$d/kpn_core.o $$d/*.o; \
+	  bad=$$($${prefix}nm -u $$d/kpn_core.o | grep -Ew "$(EMB_ALLOC)" || true); \
 	  if [ -n "$$bad" ]; then echo "check-embedded: $$t core references an allocator:"; echo "$$bad"; exit 1; fi; \
-	  echo "== $$t ($$cc $$fl -Os): external symbols: $$($${prefix}nm -u $$d/*.o | awk '{print $$2}' | sort -u | tr '\n' ' ')"; \
-	  $${prefix}size -t $$d/*.o | tail -1 | awk -v t=$$t '{print "check-embedded: " t " text=" $$1 " data=" $$2 " bss=" $$3}'; \
+	  echo "== $$t ($$cc $$fl -Os): needs from the firmware: $$($${prefix}nm -u $$d/kpn_core.o | awk '{print $$2}' | sort -u | tr '\n' ' ')"; \
+	  $${prefix}size $$d/kpn_core.o | tail -1 | awk -v t=$$t '{print "check-embedded: " t " text=" $$1 " data=" $$2 " bss=" $$3}'; \
 	done
 
 # ---------------------------------------------------------------- examples
@@ -139,7 +140,7 @@ examples: $(EXAMPLE_BINS)
 
 $(BUILD)/examples/%: examples/%.c examples/example.h $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iexamples $< $(LIB) -o $@
+	$(CC) $(ALL_CFLAGS) -DKPN_EXAMPLE_PORT='"$(PORT)"' -Iexamples $< $(LIB) -o $@
 
 demo:
 	@for p in $(PORTS); do $(MAKE) --no-print-directory examples PORT=$$p >/dev/null || exit 1; done

@@ -72,9 +72,10 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
         return KPN_ENOMEM;
 
     /* See the picture above struct kpn_proc. */
+    block += stagger;
     kpni_memset(block, GUARD_FILL, KPN_STACK_GUARD);
     kpni_memset(block + KPN_STACK_GUARD, STACK_FILL, stack);
-    top = block + KPN_STACK_GUARD + stack + stagger;
+    top = block + KPN_STACK_GUARD + stack;
     p = (kpn_proc *)(void *)(top + kpni_align_up(kpn_port_ctx_size()));
     name_copy = (char *)p + kpni_align_up(sizeof *p);
 
@@ -100,16 +101,6 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
     kpni_sched_ready(&net->runner, p);
     *out = p;
     return KPN_OK;
-}
-
-/* The cheap check made at every switch: the guard words nearest the
- * stack, the first an overflow growing down would write. */
-int kpni_proc_guard_ok(const kpn_proc *p)
-{
-    static const uintptr_t pattern = (uintptr_t)0x5a5a5a5a5a5a5a5aull;
-    const uintptr_t *w = (const uintptr_t *)(const void *)p->stack_lo;
-
-    return w[-1] == pattern && w[-2] == pattern;
 }
 
 /* The whole band, for reports and the end of a run. */

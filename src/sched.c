@@ -2,18 +2,6 @@
 /* The scheduler: run queue, the one place a process gives up the CPU, and kpn_run. */
 #include "kpn_int.h"
 
-void kpni_sched_ready(kpni_runner *r, kpn_proc *p)
-{
-    p->state = KPN_PROC_READY;
-    p->wait = NULL;
-    p->next_ready = NULL;
-    if (r->tail != NULL)
-        r->tail->next_ready = p;
-    else
-        r->head = p;
-    r->tail = p;
-}
-
 static kpn_proc *pop_ready(kpni_runner *r)
 {
     kpn_proc *p = r->head;

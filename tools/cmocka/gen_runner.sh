@@ -6,44 +6,47 @@
 #
 # The runner runs, in file order, every `void testNAME(void)` function whose
 # definition starts a line (comments ignored; the name may also start the
-# line after a lone `void`). That is the same set Ceedling's runner picks up:
+# line after a lone `void`). That matches what Ceedling's runner picks up:
 # anything named test... is a test, so never give a helper such a name.
-# `static` test functions are run by neither runner; they get a warning.
+# `static` or indented test definitions get a warning on stderr.
 #
 # Each test is one cmocka unit test named after the function, in a group
 # named after the file (test_x). setUp() runs before the test inside the
-# test body, tearDown() runs in cmocka's teardown hook, which cmocka calls
-# after a passing, failing or skipped test alike; a failing setUp() thus
-# fails the test and tearDown() still runs, as under Unity.
+# test body, tearDown() in cmocka's teardown hook, which cmocka calls after
+# a passing, failing or skipped test alike (cmocka_run_one_tests() in
+# cmocka.c). A failing setUp() thus fails the test and tearDown() still runs,
+# as under Unity. TEST_PASS() returns to the runner through a jmp_buf.
 #
-# After cmocka's own report the runner prints machine-readable lines that
-# tools/cmocka/run_suite.sh reads (cmocka's report format varies with its
-# version and CMOCKA_MESSAGE_OUTPUT; these do not):
+# After cmocka's own report the runner prints lines that
+# tools/cmocka/run_suite.sh reads (cmocka's report differs between versions
+# and with CMOCKA_MESSAGE_OUTPUT, and its summary omits tests whose
+# teardown failed; these lines do not):
 #   @kpn-fail GROUP TEST                  one per failed test
 #   @kpn-counts GROUP passed=N failed=N skipped=N
-# The exit status is 0 only if no test failed.
+# The runner exits 0 only if no test failed.
 #
-# --sources prints the TEST_SOURCE_FILE("...") paths named by the test file,
-# one per line, so a Makefile can link the same sources Ceedling links.
+# --sources prints the paths named by the file's TEST_SOURCE_FILE("...")
+# directives, one per line, so a Makefile can link what Ceedling links.
 #
-# Exits 1 (writing nothing to stdout) if the file is unreadable or does not
+# Exits 1, writing nothing to stdout, if the file cannot be read or does not
 # define both setUp() and tearDown(). POSIX sh, awk and sed only.
 
 set -u
 
 prog=gen_runner.sh
 
-if [ $# -eq 2 ] && [ "$1" = "--sources" ]; then
-    [ -r "$2" ] || { echo "$prog: cannot read $2" >&2; exit 1; }
-    sed -n 's/^[[:space:]]*TEST_SOURCE_FILE[[:space:]]*([[:space:]]*"\([^"]*\)".*/\1/p' "$2"
-    exit 0
-fi
-
-if [ $# -ne 1 ]; then
+usage() {
     echo "usage: sh $prog TEST_FILE.c > RUNNER.c" >&2
     echo "       sh $prog --sources TEST_FILE.c" >&2
     exit 2
+}
+
+mode=runner
+if [ $# -eq 2 ] && [ "$1" = "--sources" ]; then
+    mode=sources
+    shift
 fi
+[ $# -eq 1 ] || usage
 
 src=$1
 [ -r "$src" ] || { echo "$prog: cannot read $src" >&2; exit 1; }
@@ -51,10 +54,14 @@ src=$1
 group=$(basename "$src")
 group=${group%.c}
 
-# Scan the test file: prints "test NAME" per test (in order, once each),
-# "has setUp" / "has tearDown", and warnings on stderr.
-scan=$(awk -v file="$src" '
-function strip(s,    out, i, n, c, nx) {
+warn=1
+[ "$mode" = runner ] || warn=0
+
+# Scan the test file with comments removed. Prints "test NAME" per test (in
+# order, once each), "has setUp" / "has tearDown", "source PATH" per
+# TEST_SOURCE_FILE, and (if warn) warnings on stderr.
+scan=$(awk -v file="$src" -v warn="$warn" '
+function strip(s,    out, i, n, c, nx, quote) {
     out = ""; n = length(s); i = 1; quote = ""
     while (i <= n) {
         c = substr(s, i, 1); nx = substr(s, i + 1, 1)
@@ -75,35 +82,48 @@ function strip(s,    out, i, n, c, nx) {
     }
     return out
 }
-function consider(s, lineno,    name, rest) {
-    # s starts with the function name, after "void" and blanks
+function complain(msg) {
+    if (warn) printf "%s:%d: warning: %s\n", file, NR, msg | "cat 1>&2"
+}
+# s starts at the function name (after "void" and blanks).
+function consider(s,    name, rest) {
     if (!match(s, /^[A-Za-z_][A-Za-z0-9_]*[ \t]*\([ \t]*void[ \t]*\)/)) return
     rest = substr(s, RLENGTH + 1)
+    if (rest ~ /^[ \t]*;/) return              # a prototype, not a definition
     name = s; sub(/[ \t]*\(.*/, "", name)
-    if (rest ~ /^[ \t]*;/) return             # a prototype, not a definition
     if (name == "setUp") { print "has setUp"; return }
     if (name == "tearDown") { print "has tearDown"; return }
     if (name !~ /^test/) return
     if (!(name in seen)) { seen[name] = 1; print "test " name }
 }
 {
+    sub(/\r$/, "")
     line = strip($0)
+    if (match(line, /^[ \t]*TEST_SOURCE_FILE[ \t]*\([ \t]*"[^"]*"/)) {
+        p = substr(line, RSTART, RLENGTH); sub(/^[^"]*"/, "", p); sub(/"$/, "", p)
+        print "source " p
+    }
     if (pending) {
         pending = 0
         t = line; sub(/^[ \t]+/, "", t)
-        consider(t, NR)
+        consider(t)
     }
     if (line ~ /^void[ \t]*$/) { pending = 1; next }
     if (line ~ /^void[ \t]+[A-Za-z_]/) {
         t = line; sub(/^void[ \t]+/, "", t)
-        consider(t, NR)
+        consider(t)
     } else if (line ~ /^[ \t]*static[ \t]+(inline[ \t]+)?void[ \t]+test[A-Za-z0-9_]*[ \t]*\(/) {
-        printf "%s:%d: warning: static test function is run by neither runner\n", file, NR | "cat 1>&2"
+        complain("static test function is run by neither runner")
     } else if (line ~ /^[ \t]+void[ \t]+test[A-Za-z0-9_]*[ \t]*\([ \t]*void[ \t]*\)[ \t]*(\{.*)?$/) {
-        printf "%s:%d: warning: indented test definition is not run; start it at column 0\n", file, NR | "cat 1>&2"
+        complain("indented test definition: Ceedling runs it, make test does not; start it at column 0")
     }
 }
 ' "$src") || { echo "$prog: scanning $src failed" >&2; exit 1; }
+
+if [ "$mode" = sources ]; then
+    printf '%s\n' "$scan" | sed -n 's/^source //p'
+    exit 0
+fi
 
 missing=
 printf '%s\n' "$scan" | grep -qx 'has setUp' || missing="setUp"
@@ -119,10 +139,10 @@ if [ "$count" -eq 0 ]; then
     echo "$src: warning: no test functions found" >&2
 fi
 
-# C string literals for the group and source path (escape \ and ").
+# C string literal contents for the group and source path.
 cstr() { printf '%s' "$1" | sed 's/[\\"]/\\&/g'; }
 cgroup=$(cstr "$group")
-csrc=$(cstr "$src")
+csrc=$(printf '%s' "$src" | sed 's|\*/|* /|g')
 
 cat <<EOF
 /* Generated by tools/cmocka/gen_runner.sh from $csrc - do not edit. */
@@ -157,7 +177,7 @@ static int kpn_status_[KPN_NTESTS_];   /* 0 failed or not run, 1 passed, 2 ignor
 static volatile int kpn_current_ = -1;
 static volatile int kpn_body_done_;
 
-/* setUp() + test body; a failure longjmps out to cmocka, TEST_PASS() to here. */
+/* setUp() + test body. A failure longjmps out to cmocka, TEST_PASS() to here. */
 static void kpn_body_(int index, const char *name, void (*fn)(void))
 {
     kpn_current_ = index;
@@ -173,7 +193,7 @@ static void kpn_body_(int index, const char *name, void (*fn)(void))
     kpn_body_done_ = 1;
 }
 
-/* cmocka runs this after every test, failed or not. */
+/* cmocka's teardown hook: runs after every test, failed, skipped or not. */
 static int kpn_teardown_(void **state)
 {
     (void)state;
