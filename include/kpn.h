@@ -65,7 +65,9 @@ typedef struct kpn_chan kpn_chan;
 
 /* Smallest stack, in bytes, that kpn_spawn accepts.  Enough for a process
  * that calls kpn_send/kpn_recv from a shallow function; size real stacks
- * with the high-water mark from kpn_proc_stats. */
+ * with the high-water mark from kpn_proc_stats.  Not enough for a signal
+ * handler: on a hosted system that may deliver signals to a process, give
+ * it 8 KiB or more, or use sigaltstack. */
 #define KPN_STACK_MIN 1024u
 
 /* ------------------------------------------------------------------ */
