@@ -41,7 +41,7 @@ EXAMPLE_BINS := $(addprefix $(BUILD)/examples/,$(EXAMPLES))
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: all lib test test-port sanitize check-embedded examples demo bench clean help cmocka
+.PHONY: all lib test test-port sanitize check-ceedling-links check-embedded examples demo bench clean help cmocka
 .DELETE_ON_ERROR:
 
 all: lib examples
@@ -51,6 +51,7 @@ help:
 	@echo "make test                     the suite on cmocka, every port"
 	@echo "make sanitize                 the suite under ASan+UBSan, every port"
 	@echo "make check-embedded           the core for Cortex-M4 and RV64, allocator check, sizes"
+	@echo "make check-ceedling-links     link each test with only its TEST_SOURCE_FILEs, as Ceedling does"
 	@echo "make examples [PORT=...]      build/PORT/examples/*"
 	@echo "make demo                     build and run the examples"
 	@echo "make clean"
@@ -108,6 +109,20 @@ sanitize: cmocka
 	  $(MAKE) --no-print-directory test-port PORT=$$p VARIANT=-san \
 	    XFLAGS="$(SAN_FLAGS)" OPT=-O1 || exit 1; done
 	@sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)-san/results)
+
+# Ceedling links each test with only the sources it names through
+# TEST_SOURCE_FILE (no header of the API matches a source by base name).
+# `make test` links the whole library and would not notice a missing one;
+# this links every test the way Ceedling will, on the posix port.
+check-ceedling-links: cmocka
+	@set -e; d=build/ceedling-links; rm -rf $$d; mkdir -p $$d; \
+	for t in $(TESTS); do \
+	  n=$$(basename $$t .c); \
+	  sh tools/cmocka/gen_runner.sh $$t > $$d/$${n}_runner.c; \
+	  $(CC) $(WARN) -DTEST -Iinclude -Iport -Isrc -Itools/cmocka $$t $$d/$${n}_runner.c \
+	    $$(sh tools/cmocka/gen_runner.sh --sources $$t) -lcmocka -lm -o $$d/$$n \
+	    || { echo "check-ceedling-links: $$t names too few sources with TEST_SOURCE_FILE"; exit 1; }; \
+	done; echo "check-ceedling-links: every test links with only the sources it names"
 
 # ---------------------------------------------------------------- bare metal
 # The portable core alone (no port: a firmware supplies its own), as a

@@ -5,6 +5,8 @@
 #       Runs each BIN in turn (from the current directory), showing its
 #       output, and writes OUTDIR/<BIN path with / as _>.log (the output)
 #       and .counts (the result). Exit status 1 if any test failed.
+#       Existing files for other binaries are kept, so empty OUTDIR first
+#       (total sums every .counts file in it).
 #
 #   sh tools/cmocka/run_suite.sh total OUTDIR...
 #       Sums the .counts files of one or more OUTDIRs (one per port, say),
