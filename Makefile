@@ -89,7 +89,7 @@ $(BUILD)/runners/%_runner.c: test/%.c tools/cmocka/gen_runner.sh
 	@mkdir -p $(dir $@)
 	sh tools/cmocka/gen_runner.sh $< > $@
 
-$(BUILD)/tests/%: test/%.c $(BUILD)/runners/%_runner.c $(LIB) tools/cmocka/unity.h
+$(BUILD)/tests/%: test/%.c $(BUILD)/runners/%_runner.c $(LIB) tools/cmocka/unity.h $(wildcard test/support/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $< $(BUILD)/runners/$*_runner.c $(LIB) -lcmocka -lm -o $@
 

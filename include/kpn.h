@@ -78,8 +78,20 @@ typedef struct kpn_config {
      * Default 8; must not be 0. */
     size_t default_capacity;
     /* Bytes at the top of the arena held back as the reserve pool, from
-     * which full channels grow.  Default 0 (no pool). */
+     * which full channels grow when the resolver breaks an artificial
+     * deadlock.  Default 0 (no pool: an artificial deadlock then ends the
+     * run with KPN_ERESERVE until kpn_reserve_add gives memory). */
     size_t reserve_size;
+    /* 1 (default): find artificial deadlocks as they happen and resolve
+     * them by growing a channel (Geilen-Basten; docs/resolver.md).
+     * 0: no detection; a run that stops with a process blocked on a full
+     * channel returns KPN_EDEADLOCK. */
+    int resolve;
+    /* 0 (default): a true deadlock (processes that each wait to read from
+     * the next, round a cycle) is Kahn termination for them: counted,
+     * reported by kpn_report, and the rest of the net runs on.
+     * 1: a true deadlock ends the run with KPN_EDEADLOCK. */
+    int strict;
 } kpn_config;
 
 /* Fill 'cfg' with the defaults.  NULL is ignored. */
@@ -127,18 +139,32 @@ kpn_status kpn_connect(kpn_net *net, kpn_chan **chan, kpn_proc *writer,
                        kpn_proc *reader, size_t msg_size, size_t capacity);
 
 /* Run the network until no process can run.  Processes are scheduled
- * cooperatively: one runs until it blocks or returns.
+ * cooperatively: one runs until it blocks or returns.  With cfg.resolve
+ * (the default) an artificial deadlock is resolved the moment it closes,
+ * by growing the smallest full channel on its cycle from the reserve pool.
  *   KPN_OK        every process has exited or waits on a read that no
  *                 process can ever satisfy (Kahn termination).
- *   KPN_EDEADLOCK some blocked process waits to write a full channel:
- *                 the deadlock is artificial (bigger channels would let
- *                 the net go on).  Every message stays in its channel.
+ *   KPN_ERESERVE  an artificial deadlock needs a channel to grow and the
+ *                 reserve pool cannot hold it.  Nothing is lost: every
+ *                 message stays in its channel and every process where it
+ *                 was; kpn_report says what was asked for.  Give memory
+ *                 with kpn_reserve_add and call kpn_run again to go on.
+ *   KPN_EDEADLOCK with cfg.resolve 0: a process waits to write a full
+ *                 channel and nothing can run.  With cfg.strict 1: a true
+ *                 deadlock closed.  Messages stay in place either way.
  *   KPN_ESTACK    a process overflowed its stack (kpn_net_fault names it);
  *                 the net cannot run again.
  *   KPN_EINVAL    'net' NULL.
  *   KPN_ESTATE    called from inside a process of this net.
  * Calling it again after it returned resumes where the net stopped. */
 kpn_status kpn_run(kpn_net *net);
+
+/* Give the reserve pool 'size' bytes at 'mem' (any alignment; must stay
+ * valid while the net is used, and must not overlap the arena).  Allowed
+ * before a run and between runs, typically after KPN_ERESERVE.
+ * KPN_EINVAL: NULL, fewer than 64 usable bytes, or overlapping the arena.
+ * KPN_ESTATE: the net is running. */
+kpn_status kpn_reserve_add(kpn_net *net, void *mem, size_t size);
 
 /* ------------------------------------------------------------------ */
 /* Inside a process                                                     */
@@ -189,6 +215,13 @@ typedef struct kpn_stats {
                                    when it exited */
     size_t arena_size;          /* bytes of the arena after alignment */
     size_t arena_used;          /* bytes carved so far (not the reserve) */
+    /* the deadlock resolver */
+    uint64_t detections;        /* wait-for chain walks started */
+    uint64_t resolutions;       /* channels grown to break a deadlock */
+    uint64_t true_deadlocks;    /* cycles of processes all waiting to read */
+    size_t reserve_size;        /* bytes the reserve pool has been given */
+    size_t reserve_used;        /* bytes of it in use now (with headers) */
+    size_t reserve_peak;        /* most bytes of it ever in use */
 } kpn_stats;
 
 /* KPN_EINVAL: a NULL argument. */
@@ -225,9 +258,20 @@ const kpn_proc *kpn_proc_next(const kpn_net *net, const kpn_proc *prev);
  * KPN_ESTACK; NULL otherwise. */
 const kpn_proc *kpn_net_fault(const kpn_net *net);
 
-/* Messages a channel holds now (its capacity) and queued now; 0 for NULL. */
+/* Messages a channel holds now (its capacity, which grows when the
+ * resolver enlarges it) and queued now; 0 for NULL. */
 size_t kpn_chan_capacity(const kpn_chan *c);
 size_t kpn_chan_fill(const kpn_chan *c);
+
+/* Write a human-readable account of the net into 'buf' (at most 'len'
+ * bytes, always NUL-terminated when len > 0), as snprintf does: every
+ * process that has not exited (name, state, the channel it waits on and
+ * that channel's fill), every true deadlock cycle, the process that
+ * overflowed its stack, and after KPN_ERESERVE the cycle that needed a
+ * channel to grow and how many bytes it asked for.  Returns the length
+ * the whole account needs, without the NUL; 0 for a NULL net.  Uses no
+ * memory but 'buf'. */
+size_t kpn_report(const kpn_net *net, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

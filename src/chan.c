@@ -171,6 +171,54 @@ kpn_status kpn_close(kpn_chan *c)
     return KPN_OK;
 }
 
+/* Give a full channel a bigger ring from the reserve pool: double it, or
+ * if the pool cannot hold that, the one more message that breaks the
+ * deadlock.  Doubling keeps the copying linear in the messages a channel
+ * ever holds, even in a network whose channel grows without bound
+ * (thesis figure 3.7); growing by one would make it quadratic.  The
+ * messages move in order to the start of the new ring; a ring that came
+ * from the pool goes back to it.  On KPN_ERESERVE nothing has changed and
+ * net->pending_bytes says what the smallest growth needed. */
+kpn_status kpni_chan_grow(kpn_chan *c)
+{
+    kpn_net *net = c->writer->net;
+    size_t fill = c->sent - c->received;
+    size_t bytes = fill * c->msg_size;
+    size_t first = c->ring_bytes - c->rpos;
+    size_t want = c->cap;
+    unsigned char *ring = NULL;
+
+    if (c->cap <= ((size_t)-1 / 2 - KPNI_POOL_MIN) / c->msg_size) {
+        want = 2 * c->cap;
+        ring = kpni_pool_alloc(&net->pool, want * c->msg_size);
+    }
+    if (c->cap >= ((size_t)-1 - KPNI_POOL_MIN) / c->msg_size - 1) {
+        net->pending_bytes = (size_t)-1; /* no pool could hold it */
+        return KPN_ERESERVE;
+    }
+    if (ring == NULL) {
+        want = c->cap + 1;
+        ring = kpni_pool_alloc(&net->pool, want * c->msg_size);
+    }
+    if (ring == NULL) {
+        net->pending_bytes = kpni_align_up(want * c->msg_size) + KPNI_POOL_HEADER;
+        return KPN_ERESERVE;
+    }
+    if (first > bytes)
+        first = bytes;
+    kpni_memcpy(ring, c->ring + c->rpos, first);
+    kpni_memcpy(ring + first, c->ring, bytes - first);
+    if (c->ring_pooled)
+        kpni_pool_free(&net->pool, c->ring);
+    c->ring = ring;
+    c->ring_pooled = 1;
+    c->cap = want;
+    c->ring_bytes = want * c->msg_size;
+    c->rpos = 0;
+    c->wpos = bytes;
+    return KPN_OK;
+}
+
 size_t kpn_chan_capacity(const kpn_chan *c)
 {
     return kpni_chan_valid(c) ? c->cap : 0;

@@ -97,6 +97,28 @@ void *kpni_arena_carve(kpni_arena *a, size_t size);
 size_t kpni_align_up(size_t n);
 
 /* ------------------------------------------------------------------ */
+/* The reserve pool: memory channels grow into.  Free blocks sit on a list
+ * in address order, each headed by its size, so a freed block merges
+ * with its neighbours and a long run does not fragment the pool away.
+ * An allocated block keeps the same 16-byte header, holding its size. */
+typedef struct kpni_free {
+    size_t size;                 /* bytes, header included */
+    struct kpni_free *next;
+} kpni_free;
+
+typedef struct kpni_pool {
+    kpni_free *free;             /* address order */
+    size_t size, used, peak;     /* bytes given / in use / most in use */
+} kpni_pool;
+
+#define KPNI_POOL_HEADER 16u
+#define KPNI_POOL_MIN (KPNI_POOL_HEADER + KPNI_ALIGN) /* smallest block */
+
+void kpni_pool_add(kpni_pool *pool, void *mem, size_t size);
+void *kpni_pool_alloc(kpni_pool *pool, size_t size);
+void kpni_pool_free(kpni_pool *pool, void *p);
+
+/* ------------------------------------------------------------------ */
 /* The runner: one thread multiplexing processes.  A ready process sits
  * on the run queue; the running one is 'current'; 'host' is the context
  * of the thread that called kpn_run, resumed when no process is ready. */
@@ -105,6 +127,7 @@ typedef struct kpni_runner {
     kpn_proc *current;
     kpn_proc *head, *tail;    /* FIFO run queue through kpn_proc.next_ready */
     kpn_port_ctx *host;
+    int resolve;              /* cfg.resolve, where the hot path can see it */
 } kpni_runner;
 
 typedef enum kpni_net_state {
@@ -112,6 +135,11 @@ typedef enum kpni_net_state {
     KPNI_NET_RUNNING,
     KPNI_NET_FAULTED      /* a stack overflowed; no more runs */
 } kpni_net_state;
+
+/* True deadlocks remembered for kpn_report: one member of each cycle
+ * (the cycle itself is stable, so the report walks it again).  Sized up
+ * front: a report must not need memory it might not have. */
+#define KPNI_DEADLOCK_RECORDS 8
 
 struct kpn_net {
     uint32_t magic;
@@ -124,6 +152,17 @@ struct kpn_net {
     size_t nprocs, nchans;
     kpn_proc *fault;               /* overflowed stack, for kpn_net_fault */
     uint64_t switches, messages, discarded;
+    /* Why the run must stop now (KPN_OK: it need not).  Set inside a
+     * process; every process that parks then returns to the host. */
+    kpn_status halt;
+    /* the resolver */
+    kpni_pool pool;
+    uint64_t detections, resolutions, true_deadlocks;
+    kpn_proc *deadlocks[KPNI_DEADLOCK_RECORDS];
+    size_t walks;                  /* stamps handed out by the scan at rest */
+    kpn_proc *pending;             /* KPN_ERESERVE: a member of the cycle */
+    kpn_chan *pending_chan;        /*   the channel that could not grow */
+    size_t pending_bytes;          /*   the smallest growth it asked for */
 };
 
 /* A process's block of arena, carved in one piece so that ENOMEM can
@@ -156,6 +195,11 @@ struct kpn_proc {
     size_t stack_size;
     uint64_t switches;
     const char *name;
+    /* resolver state (docs/resolver.md) */
+    size_t nwaiters;           /* blocked processes waiting on this one */
+    unsigned char watched;     /* a write-blocked chain may end here */
+    unsigned char dead;        /* on a true deadlock cycle: never runs again */
+    size_t seen;               /* scratch stamp for the scan at rest */
 };
 
 /* A channel and its ring, carved in one piece:
@@ -178,20 +222,43 @@ struct kpn_chan {
     size_t sent, received;     /* wrap freely; only the difference counts */
     size_t cap;                /* messages */
     kpn_chan *next_out, *next_in, *next;
+    unsigned ring_pooled;      /* 'ring' came from the reserve pool */
 };
 
 /* ------------------------------------------------------------------ */
 /* Cross-file functions */
 
+static inline int kpni_proc_blocked(const kpn_proc *p)
+{
+    return p->state == KPN_PROC_BLOCKED_READ || p->state == KPN_PROC_BLOCKED_WRITE;
+}
+
+/* The wait-for edge of a blocked process: the other end of the channel it
+ * waits on, the only process that can release it (channels are 1:1). */
+static inline kpn_proc *kpni_proc_waits_for(const kpn_proc *p)
+{
+    return p->state == KPN_PROC_BLOCKED_READ ? p->wait->writer : p->wait->reader;
+}
+
 /* Put 'p' at the back of the run queue.  Inline: every send that wakes a
  * reader calls it.  The prefetch starts loading the registers 'p' saved
  * at its stack top while the waker finishes its hop, so the switch into
- * 'p' finds them in cache. */
+ * 'p' finds them in cache.
+ *
+ * When 'p' was blocked, the process it waited on is the one waking it
+ * (or the resolver, which does the same bookkeeping): chains of waiting
+ * processes that ended at the waker through 'p' now end at 'p', so 'p'
+ * inherits the waker's watch (docs/resolver.md, the wake rule). */
 static inline void kpni_sched_ready(kpni_runner *r, kpn_proc *p)
 {
 #if defined(__GNUC__) || defined(__clang__)
     __builtin_prefetch((const unsigned char *)p->ctx - 64, 0, 3);
 #endif
+    if (r->resolve && p->wait != NULL) {
+        kpn_proc *waker = kpni_proc_waits_for(p);
+        waker->nwaiters--;
+        p->watched |= waker->watched;
+    }
     p->state = KPN_PROC_READY;
     p->wait = NULL;
     p->next_ready = NULL;
@@ -222,6 +289,12 @@ void kpni_proc_finish(kpn_proc *p);
 
 /* chan.c */
 int kpni_chan_valid(const kpn_chan *c);
+kpn_status kpni_chan_grow(kpn_chan *c);
+
+/* resolve.c */
+int kpni_resolve_block(kpn_proc *self);
+kpn_status kpni_resolve_quiet(kpn_net *net);
+kpn_status kpni_resolve_pending(kpn_net *net);
 
 /* net.c */
 int kpni_net_valid(const kpn_net *net);

@@ -9,6 +9,8 @@ void kpn_config_default(kpn_config *cfg)
     kpni_memset(cfg, 0, sizeof *cfg);
     cfg->default_capacity = 8;
     cfg->reserve_size = 0;
+    cfg->resolve = 1;
+    cfg->strict = 0;
 }
 
 int kpni_net_valid(const kpn_net *net)
@@ -37,7 +39,8 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
         cfg = *user_cfg;
     else
         kpn_config_default(&cfg);
-    if (cfg.default_capacity == 0)
+    if (cfg.default_capacity == 0 || (cfg.resolve != 0 && cfg.resolve != 1) ||
+        (cfg.strict != 0 && cfg.strict != 1))
         return KPN_EINVAL;
 
     KPNI_UNPOISON(mem, size);
@@ -57,6 +60,9 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
     net->arena = arena;
     net->runner.net = net;
     net->runner.host = host;
+    net->runner.resolve = cfg.resolve;
+    net->halt = KPN_OK;
+    kpni_pool_add(&net->pool, arena.end, kpni_align_up(cfg.reserve_size));
     *out = net;
     return KPN_OK;
 }

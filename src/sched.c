@@ -38,11 +38,14 @@ static KPNI_NOINLINE void park(kpn_proc *self)
     if (KPNI_UNLIKELY(!kpni_proc_guard_ok(self))) {
         self->state = KPN_PROC_FAULTED;
         r->net->fault = self;
+        r->net->halt = KPN_ESTACK;
         r->current = NULL;
         kpn_port_switch(self->ctx, r->host);
         KPN_ASSERT(0); /* a faulted process is never resumed */
     }
-    next = pop_ready(r);
+    /* once the run must stop, processes still ready stay queued for the
+     * next kpn_run and control goes back to the host */
+    next = KPNI_LIKELY(r->net->halt == KPN_OK) ? pop_ready(r) : NULL;
     if (next != NULL) {
         dispatch(r, next);
         kpn_port_switch(self->ctx, next->ctx);
@@ -52,10 +55,21 @@ static KPNI_NOINLINE void park(kpn_proc *self)
     }
 }
 
+/* Block 'self' on channel 'on'.  With the resolver on, this is where a
+ * deadlock closes: 'self' walks its wait-for chain only if it can close a
+ * cycle the resolver acts on (resolve.c says when); most blocks cost two
+ * increments and two tests.  If the resolver grows self's own channel,
+ * 'self' does not block after all. */
 void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
 {
     self->state = why;
     self->wait = on;
+    if (self->runner->resolve) {
+        kpni_proc_waits_for(self)->nwaiters++;
+        if (self->nwaiters != 0 && (why == KPN_PROC_BLOCKED_WRITE || self->watched) &&
+            kpni_resolve_block(self))
+            return;
+    }
     park(self);
 }
 
@@ -71,6 +85,7 @@ kpn_status kpn_run(kpn_net *net)
 {
     kpni_runner *r;
     kpn_proc *p;
+    kpn_status halt;
 
     if (!kpni_net_valid(net))
         return KPN_EINVAL;
@@ -80,31 +95,49 @@ kpn_status kpn_run(kpn_net *net)
         return KPN_ESTACK;
 
     r = &net->runner;
+    if (net->pending_chan != NULL && kpni_resolve_pending(net) != KPN_OK)
+        return KPN_ERESERVE;
     net->state = KPNI_NET_RUNNING;
-    /* The host resumes only when no process is ready (or one faulted),
-     * so this loop turns once per run in the common case. */
-    while (net->fault == NULL && (p = pop_ready(r)) != NULL) {
-        dispatch(r, p);
-        kpn_port_switch(r->host, p->ctx);
+    for (;;) {
+        /* The host resumes only when no process is ready or the run must
+         * stop, so this loop turns about once per quiet spell. */
+        while (net->halt == KPN_OK && (p = pop_ready(r)) != NULL) {
+            dispatch(r, p);
+            kpn_port_switch(r->host, p->ctx);
+        }
+        r->current = NULL;
+        if (net->halt != KPN_OK || !r->resolve)
+            break;
+        halt = kpni_resolve_quiet(net);
+        if (halt == KPN_OK)
+            continue; /* a writer was released */
+        if (halt == KPN_ERESERVE)
+            net->halt = KPN_ERESERVE;
+        break;
     }
-    r->current = NULL;
-    if (net->fault != NULL) {
-        net->state = KPNI_NET_FAULTED;
-        return KPN_ESTACK;
-    }
+
     /* The switch checks only the guard words nearest each stack; a frame
      * with a gap can step over them.  Before declaring the run over,
      * check every band whole. */
-    for (p = net->procs; p != NULL; p = p->next) {
+    for (p = net->procs; p != NULL && net->fault == NULL; p = p->next) {
         if (!kpni_proc_guard_intact(p)) {
             p->state = KPN_PROC_FAULTED;
             net->fault = p;
-            net->state = KPNI_NET_FAULTED;
-            return KPN_ESTACK;
         }
     }
+    if (net->fault != NULL) {
+        net->state = KPNI_NET_FAULTED;
+        net->halt = KPN_ESTACK;
+        return KPN_ESTACK;
+    }
     net->state = KPNI_NET_IDLE;
-    for (p = net->procs; p != NULL; p = p->next)
+    halt = net->halt;
+    net->halt = KPN_OK;
+    if (halt != KPN_OK)
+        return halt;
+    if (net->cfg.strict && net->true_deadlocks != 0)
+        return KPN_EDEADLOCK;
+    for (p = net->procs; p != NULL && !r->resolve; p = p->next)
         if (p->state == KPN_PROC_BLOCKED_WRITE)
             return KPN_EDEADLOCK;
     return KPN_OK;

@@ -24,5 +24,11 @@ kpn_status kpn_net_stats(const kpn_net *net, kpn_stats *out)
     out->discarded = net->discarded;
     out->arena_size = (size_t)(net->arena.end - net->arena.base) + net->cfg.reserve_size;
     out->arena_used = (size_t)(net->arena.next - net->arena.base);
+    out->detections = net->detections;
+    out->resolutions = net->resolutions;
+    out->true_deadlocks = net->true_deadlocks;
+    out->reserve_size = net->pool.size;
+    out->reserve_used = net->pool.used;
+    out->reserve_peak = net->pool.peak;
     return KPN_OK;
 }

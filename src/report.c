@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/* kpn_report: a plain-text account of a net, written into the caller's buffer only. */
+#include "kpn_int.h"
+
+/* snprintf's contract without snprintf (the core has no libc): count
+ * every byte, store those that fit, always leave room for the NUL. */
+typedef struct out {
+    char *buf;
+    size_t len, n;
+} out;
+
+static void put(out *o, const char *s)
+{
+    for (; *s != '\0'; ++s, ++o->n)
+        if (o->n + 1 < o->len)
+            o->buf[o->n] = *s;
+}
+
+/* Decimal by subtracting powers of ten: a 32-bit target then needs no
+ * 64-bit division routine from its compiler's runtime. */
+static void put_uint(out *o, uint64_t v)
+{
+    static const uint64_t pow10[20] = {
+        10000000000000000000u, 1000000000000000000u, 100000000000000000u,
+        10000000000000000u, 1000000000000000u, 100000000000000u, 10000000000000u,
+        1000000000000u, 100000000000u, 10000000000u, 1000000000u, 100000000u,
+        10000000u, 1000000u, 100000u, 10000u, 1000u, 100u, 10u, 1u};
+    char digits[21];
+    int i, n = 0;
+
+    for (i = 0; i < 20; ++i) {
+        char d = '0';
+        while (v >= pow10[i]) {
+            v -= pow10[i];
+            ++d;
+        }
+        if (d != '0' || n != 0 || i == 19)
+            digits[n++] = d;
+    }
+    digits[n] = '\0';
+    put(o, digits);
+}
+
+static void put_name(out *o, const kpn_proc *p)
+{
+    put(o, "\"");
+    put(o, p->name);
+    put(o, "\"");
+}
+
+static const char *state_word(kpn_proc_state s)
+{
+    switch (s) {
+    case KPN_PROC_READY: return "ready";
+    case KPN_PROC_RUNNING: return "running";
+    case KPN_PROC_BLOCKED_READ: return "blocked reading";
+    case KPN_PROC_BLOCKED_WRITE: return "blocked writing";
+    case KPN_PROC_EXITED: return "exited";
+    case KPN_PROC_FAULTED: return "stack overflow";
+    }
+    return "?";
+}
+
+static void put_chan(out *o, const kpn_chan *c)
+{
+    put_name(o, c->writer);
+    put(o, " -> ");
+    put_name(o, c->reader);
+    put(o, " (");
+    put_uint(o, c->sent - c->received);
+    put(o, "/");
+    put_uint(o, c->cap);
+    put(o, " messages of ");
+    put_uint(o, c->msg_size);
+    put(o, " bytes)");
+}
+
+/* The chain of waits from 'start': round a cycle back to it, or on to a
+ * process that is not blocked, or into a true deadlock. */
+static void put_chain(out *o, const kpn_net *net, const kpn_proc *start)
+{
+    const kpn_proc *p = start;
+    size_t steps = 0;
+
+    put_name(o, p);
+    while (kpni_proc_blocked(p) && steps++ <= net->nprocs) {
+        p = kpni_proc_waits_for(p);
+        put(o, " -> ");
+        put_name(o, p);
+        if (p == start)
+            return;
+        if (p->dead) {
+            put(o, " (in a true deadlock)");
+            return;
+        }
+    }
+}
+
+size_t kpn_report(const kpn_net *net, char *buf, size_t len)
+{
+    out o;
+    const kpn_proc *p;
+    kpn_stats st;
+    uint64_t i;
+
+    o.buf = buf;
+    o.len = buf != NULL ? len : 0;
+    o.n = 0;
+    if (kpn_net_stats(net, &st) != KPN_OK) {
+        if (o.len > 0)
+            buf[0] = '\0';
+        return 0;
+    }
+
+    put(&o, "kpn: ");
+    put_uint(&o, st.procs);
+    put(&o, " processes (");
+    put_uint(&o, st.procs_exited);
+    put(&o, " exited, ");
+    put_uint(&o, st.procs_blocked_read);
+    put(&o, " blocked reading, ");
+    put_uint(&o, st.procs_blocked_write);
+    put(&o, " blocked writing), ");
+    put_uint(&o, st.chans);
+    put(&o, " channels, ");
+    put_uint(&o, st.messages);
+    put(&o, " messages, ");
+    put_uint(&o, st.discarded);
+    put(&o, " discarded\nresolver: ");
+    put_uint(&o, st.detections);
+    put(&o, " detections, ");
+    put_uint(&o, st.resolutions);
+    put(&o, " resolutions, ");
+    put_uint(&o, st.true_deadlocks);
+    put(&o, " true deadlocks; reserve ");
+    put_uint(&o, st.reserve_used);
+    put(&o, " of ");
+    put_uint(&o, st.reserve_size);
+    put(&o, " bytes in use, peak ");
+    put_uint(&o, st.reserve_peak);
+    put(&o, "\n");
+
+    for (p = net->procs; p != NULL; p = p->next) {
+        if (p->state == KPN_PROC_EXITED)
+            continue;
+        put(&o, "process ");
+        put_name(&o, p);
+        put(&o, ": ");
+        put(&o, state_word(p->state));
+        if (p->wait != NULL && kpni_proc_blocked(p)) {
+            put(&o, " on ");
+            put_chan(&o, p->wait);
+        }
+        if (p->dead)
+            put(&o, ", in a true deadlock");
+        put(&o, "\n");
+    }
+
+    for (i = 0; i < net->true_deadlocks && i < KPNI_DEADLOCK_RECORDS; ++i) {
+        put(&o, "true deadlock: ");
+        put_chain(&o, net, net->deadlocks[i]);
+        put(&o, "\n");
+    }
+    if (net->true_deadlocks > KPNI_DEADLOCK_RECORDS) {
+        put(&o, "... and ");
+        put_uint(&o, net->true_deadlocks - KPNI_DEADLOCK_RECORDS);
+        put(&o, " more true deadlocks\n");
+    }
+    if (net->fault != NULL) {
+        put(&o, "stack overflow: process ");
+        put_name(&o, net->fault);
+        put(&o, " overran its ");
+        put_uint(&o, net->fault->stack_size);
+        put(&o, "-byte stack\n");
+    }
+    if (net->pending_chan != NULL) {
+        put(&o, "reserve exhausted: ");
+        put_chain(&o, net, net->pending);
+        put(&o, "\n  needs ");
+        put_uint(&o, net->pending_bytes);
+        put(&o, " bytes of reserve to grow ");
+        put_chan(&o, net->pending_chan);
+        put(&o, "\n");
+    }
+    if (o.len > 0)
+        buf[o.n < o.len ? o.n : o.len - 1] = '\0';
+    return o.n;
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/* The deadlock resolver: Geilen-Basten detection as blocks happen, growth from the pool. */
+#include "kpn_int.h"
+
+/*
+ * A blocked process waits on one channel, so it has one wait-for edge: to
+ * the other end of that channel, the only process that can release it.
+ * Following edges from a process gives its chain; a chain ends at a
+ * process that is not blocked, or runs into a cycle.  A cycle is stable:
+ * every member waits on another member, and nobody outside a 1:1 channel
+ * can touch it.  A cycle with a process blocked on a write is an
+ * artificial deadlock (a bigger channel breaks it); one of readers only is
+ * a true deadlock (Kahn termination for those processes).
+ *
+ * Walking the chain on every block costs the chain's length, ~1000 steps a
+ * hop in the papers' ring.  Two facts make most blocks O(1) instead:
+ *
+ *  - 'nwaiters': a cycle closed by X's block runs through X, so some
+ *    blocked process waits on X.  If none does, X cannot close one.
+ *
+ *  - 'watched': a read-block by X closes an artificial cycle only if the
+ *    cycle holds a write-blocked W, whose chain then ended at X.  So every
+ *    process at the end of a write-blocked process's chain is marked, and
+ *    a read-block walks only from a marked process.  A wake moves the end
+ *    of chains from the waker to the woken process (the waker is the
+ *    process the woken one waited on), so the woken process inherits the
+ *    mark (kpni_sched_ready).  Marks may outlive their chains; a stale mark
+ *    costs a walk, never a missed deadlock.
+ *
+ * docs/resolver.md gives the argument in full.
+ */
+
+static void record_true_deadlock(kpn_net *net, kpn_proc *member)
+{
+    kpn_proc *p = member;
+
+    do {
+        p->dead = 1;
+        p = kpni_proc_waits_for(p);
+    } while (p != member);
+    if (net->true_deadlocks < KPNI_DEADLOCK_RECORDS)
+        net->deadlocks[net->true_deadlocks] = member;
+    net->true_deadlocks++;
+    if (net->cfg.strict)
+        net->halt = KPN_EDEADLOCK;
+}
+
+/* Release 'w', blocked writing a channel that has just grown.  Every
+ * other member of its cycle now has a chain ending at 'w'. */
+static void release_writer(kpn_proc *w)
+{
+    kpni_sched_ready(w->runner, w);
+    w->watched = 1;
+}
+
+/* 'self' closed a cycle.  Resolve it or record it; returns 1 if 'self'
+ * itself may go on (its own channel grew). */
+static int on_cycle(kpn_proc *self)
+{
+    kpn_net *net = self->net;
+    kpn_chan *smallest = NULL;
+    kpn_proc *p = self;
+
+    do {
+        if (p->state == KPN_PROC_BLOCKED_WRITE &&
+            (smallest == NULL || p->wait->cap < smallest->cap))
+            smallest = p->wait;
+        p = kpni_proc_waits_for(p);
+    } while (p != self);
+
+    if (smallest == NULL) {
+        record_true_deadlock(net, self);
+        return 0;
+    }
+    if (kpni_chan_grow(smallest) != KPN_OK) {
+        net->halt = KPN_ERESERVE;
+        net->pending = self;
+        net->pending_chan = smallest;
+        return 0;
+    }
+    net->resolutions++;
+    if (smallest->writer != self) {
+        release_writer(smallest->writer);
+        return 0;
+    }
+    /* 'self' does not block after all: undo what blocking did */
+    kpni_proc_waits_for(self)->nwaiters--;
+    self->state = KPN_PROC_RUNNING;
+    self->wait = NULL;
+    self->watched = 1;
+    return 1;
+}
+
+/* Called by a process that has just marked itself blocked and that may
+ * close a cycle (some process waits on it, and it blocks on a write or
+ * is watched).  Returns 1 if it may go on instead of parking. */
+int kpni_resolve_block(kpn_proc *self)
+{
+    kpn_net *net = self->net;
+    kpn_proc *p = kpni_proc_waits_for(self);
+    size_t steps = 0;
+
+    net->detections++;
+    self->watched = 0;
+    while (kpni_proc_blocked(p) && p != self && !p->dead) {
+        /* Every artificial cycle is resolved when it closes and a read-only
+         * one never moves again, so a walk can only circle where it met a
+         * read-only cycle not yet recorded: stop there; the scan at rest
+         * records it. */
+        if (++steps > net->nprocs)
+            return 0;
+        p = kpni_proc_waits_for(p);
+    }
+    if (p == self)
+        return on_cycle(self);
+    if (!p->dead)
+        p->watched = 1; /* the chain ends at 'p' for now */
+    /* A chain into a true deadlock never moves again; if it holds a
+     * write-blocked process, kpni_resolve_quiet grows its channel once
+     * nothing else can run. */
+    return 0;
+}
+
+/* Record every true deadlock not yet recorded: each blocked process's
+ * chain is followed once, stamping it with the walk's number, so a walk
+ * that meets its own stamp has found a new cycle.  O(processes). */
+static void record_cycles(kpn_net *net)
+{
+    kpn_proc *s, *p;
+
+    for (s = net->procs; s != NULL; s = s->next) {
+        size_t walk = ++net->walks;
+        for (p = s; kpni_proc_blocked(p) && !p->dead && p->seen == 0; p = kpni_proc_waits_for(p))
+            p->seen = walk;
+        if (kpni_proc_blocked(p) && !p->dead && p->seen == walk) {
+            kpn_proc *q = p;
+            int writes = 0;
+            do {
+                writes |= q->state == KPN_PROC_BLOCKED_WRITE;
+                q = kpni_proc_waits_for(q);
+            } while (q != p);
+            if (!writes)
+                record_true_deadlock(net, p);
+        }
+    }
+    for (s = net->procs; s != NULL; s = s->next)
+        s->seen = 0;
+}
+
+/*
+ * Nothing can run.  Record the true deadlocks, then look for a process
+ * still blocked on a write.  Every artificial cycle was resolved as it
+ * closed, so such a process waits (through others, perhaps) on a true
+ * deadlock: it would go on with a bigger channel.  Grow the smallest such
+ * full channel, as Parks does at a global deadlock, and let the run go
+ * on.  KPN_OK: a writer was released.  KPN_ERESERVE: the pool could not
+ * hold the growth.  KPN_EDEADLOCK: nothing to release (Kahn termination).
+ */
+kpn_status kpni_resolve_quiet(kpn_net *net)
+{
+    kpn_proc *p, *writer = NULL;
+
+    record_cycles(net);
+    for (p = net->procs; p != NULL; p = p->next)
+        if (p->state == KPN_PROC_BLOCKED_WRITE &&
+            (writer == NULL || p->wait->cap < writer->wait->cap))
+            writer = p;
+    if (writer == NULL)
+        return KPN_EDEADLOCK;
+    net->detections++;
+    if (kpni_chan_grow(writer->wait) != KPN_OK) {
+        net->pending = writer;
+        net->pending_chan = writer->wait;
+        return KPN_ERESERVE;
+    }
+    net->resolutions++;
+    release_writer(writer);
+    return KPN_OK;
+}
+
+/* A run that stopped with KPN_ERESERVE left a closed cycle unresolved;
+ * try it again (after kpn_reserve_add, say).  The cycle is stable, so
+ * the channel it needs to grow is the one recorded. */
+kpn_status kpni_resolve_pending(kpn_net *net)
+{
+    kpn_chan *c = net->pending_chan;
+
+    if (c == NULL)
+        return KPN_OK;
+    if (kpni_chan_grow(c) != KPN_OK)
+        return KPN_ERESERVE;
+    net->pending = NULL;
+    net->pending_chan = NULL;
+    net->pending_bytes = 0;
+    net->resolutions++;
+    release_writer(c->writer);
+    return KPN_OK;
+}
