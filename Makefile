@@ -160,6 +160,8 @@ $(BUILD)/examples/%: examples/%.c examples/example.h $(LIB)
 demo:
 	@for p in $(PORTS); do $(MAKE) --no-print-directory examples PORT=$$p >/dev/null || exit 1; done
 	@for p in $(PORTS); do echo "== ring, port $$p"; build/$$p/examples/ring --procs=1000 --trips=1000 || exit 1; done
+	@echo "== deadlock (figure 3.5 of the thesis, capacity 1), port $(PORT)"
+	@build/$(PORT)/examples/deadlock | tail -n 1
 
 clean:
 	rm -rf build

@@ -21,7 +21,7 @@ typedef struct ex_opt {
     long long min, max;      /* accepted range of integer options */
 } ex_opt;
 
-static void ex_usage(FILE *f, const char *prog, const char *what, const ex_opt *o, int n)
+static inline void ex_usage(FILE *f, const char *prog, const char *what, const ex_opt *o, int n)
 {
     int i;
     fprintf(f, "usage: %s [--name=value ...]\n%s\n\noptions:\n", prog, what);
@@ -37,7 +37,7 @@ static void ex_usage(FILE *f, const char *prog, const char *what, const ex_opt *
 }
 
 /* Parses argv into 'o'; exits 0 after --help, 2 on a bad option. */
-static void ex_parse(int argc, char **argv, const char *what, ex_opt *o, int n)
+static inline void ex_parse(int argc, char **argv, const char *what, ex_opt *o, int n)
 {
     int a, i;
     for (a = 1; a < argc; ++a) {
@@ -73,21 +73,21 @@ static void ex_parse(int argc, char **argv, const char *what, ex_opt *o, int n)
     }
 }
 
-static double ex_now(void)
+static inline double ex_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int ex_cmp_double(const void *a, const void *b)
+static inline int ex_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
 /* Sorts 'v' in place and returns its median. */
-static double ex_median(double *v, int n)
+static inline double ex_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, ex_cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;

@@ -56,14 +56,16 @@ int main(int argc, char **argv)
         {"capacity", "messages each channel holds", 1, NULL, 1, 1000000},
         {"stack", "stack bytes per process", 4096, NULL, KPN_STACK_MIN, 1 << 24},
         {"runs", "timed runs; the median is reported", 5, NULL, 1, 1000},
+        {"resolve", "deadlock detection on (1) or off (0)", 1, NULL, 0, 1},
     };
-    enum { PROCS, TRIPS, TOKENS, CAPACITY, STACK, RUNS };
+    enum { PROCS, TRIPS, TOKENS, CAPACITY, STACK, RUNS, RESOLVE };
     static struct ring_proc rp[1000000];
     double ns[1000];
     long long n, i, hops;
     int run, runs;
     size_t need;
     kpn_stats st;
+    kpn_config cfg;
 
     ex_parse(argc, argv, "Pass tokens round a ring of processes; report ns per hop.",
              opt, (int)(sizeof opt / sizeof opt[0]));
@@ -84,12 +86,14 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    kpn_config_default(&cfg);
+    cfg.resolve = (int)opt[RESOLVE].value;
     for (run = 0; run < runs; ++run) {
         kpn_net *net;
         kpn_proc *p[2];
         kpn_proc *prev = NULL, *p0 = NULL;
 
-        EX_CHECK(kpn_net_init(&net, arena, sizeof arena, NULL));
+        EX_CHECK(kpn_net_init(&net, arena, sizeof arena, &cfg));
         for (i = 0; i < n; ++i) {
             EX_CHECK(kpn_spawn(net, &p[0], "ring", i == 0 ? first : forward, &rp[i],
                                (size_t)opt[STACK].value));
@@ -112,8 +116,9 @@ int main(int argc, char **argv)
     }
     hops = n * trips * tokens;
     printf("ring: procs=%lld hops=%lld ns_per_hop=%.1f port=%s trips=%lld tokens=%lld "
-           "capacity=%lld runs=%d switches=%llu\n",
+           "capacity=%lld resolve=%lld runs=%d switches=%llu detections=%llu\n",
            n, hops, ex_median(ns, runs), KPN_EXAMPLE_PORT, trips, tokens,
-           opt[CAPACITY].value, runs, (unsigned long long)st.switches);
+           opt[CAPACITY].value, opt[RESOLVE].value, runs, (unsigned long long)st.switches,
+           (unsigned long long)st.detections);
     return 0;
 }

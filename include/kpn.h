@@ -80,7 +80,8 @@ typedef struct kpn_config {
     /* Bytes at the top of the arena held back as the reserve pool, from
      * which full channels grow when the resolver breaks an artificial
      * deadlock.  Default 0 (no pool: an artificial deadlock then ends the
-     * run with KPN_ERESERVE until kpn_reserve_add gives memory). */
+     * run with KPN_ERESERVE until kpn_reserve_add gives memory); otherwise
+     * at least 64. */
     size_t reserve_size;
     /* 1 (default): find artificial deadlocks as they happen and resolve
      * them by growing a channel (Geilen-Basten; docs/resolver.md).
@@ -111,11 +112,13 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity);
 /* ------------------------------------------------------------------ */
 /* Building and running a net (host thread only, never from a process) */
 
-/* Place a net at the start of 'arena' (any alignment; up to 63 bytes are
+/* Place a net at the start of 'arena' (any alignment; up to 15 bytes are
  * skipped to align it).  'cfg' NULL means kpn_config_default.  The arena
  * must stay valid and untouched by the caller while the net is used;
  * re-initialising the arena discards the old net.
- * KPN_EINVAL: 'net' or 'arena' NULL, or a config value out of range.
+ * KPN_EINVAL: 'net' or 'arena' NULL, or a config value out of range
+ *             (default_capacity 0, resolve or strict not 0 or 1, a
+ *             reserve_size from 1 to 63).
  * KPN_ENOMEM: the arena cannot hold the net and its reserve pool.
  * On failure '*net' is not written. */
 kpn_status kpn_net_init(kpn_net **net, void *arena, size_t arena_size,
@@ -145,10 +148,12 @@ kpn_status kpn_connect(kpn_net *net, kpn_chan **chan, kpn_proc *writer,
  *   KPN_OK        every process has exited or waits on a read that no
  *                 process can ever satisfy (Kahn termination).
  *   KPN_ERESERVE  an artificial deadlock needs a channel to grow and the
- *                 reserve pool cannot hold it.  Nothing is lost: every
- *                 message stays in its channel and every process where it
- *                 was; kpn_report says what was asked for.  Give memory
- *                 with kpn_reserve_add and call kpn_run again to go on.
+ *                 reserve pool has no free block that big.  The run stops
+ *                 at once and nothing is lost: every message stays in its
+ *                 channel, every process where it was (those that were
+ *                 ready stay ready); kpn_report names the cycle and the
+ *                 block size asked for.  Give memory with kpn_reserve_add
+ *                 and call kpn_run again to go on.
  *   KPN_EDEADLOCK with cfg.resolve 0: a process waits to write a full
  *                 channel and nothing can run.  With cfg.strict 1: a true
  *                 deadlock closed.  Messages stay in place either way.

@@ -180,25 +180,27 @@ struct kpn_net {
  * at the top of the stack sit next to 'ctx' and the struct: the lines a
  * switch into the process touches are adjacent. */
 struct kpn_proc {
-    uint32_t magic;
+    /* What a switch, a block and a wake touch, first: with the stack top
+     * 64-byte aligned, these share one line with 'ctx' just below them. */
     kpn_proc_state state;
+    uint32_t nwaiters;         /* blocked processes waiting on this one */
+    kpn_chan *wait;            /* channel it is blocked on (wait-for edge) */
+    kpn_proc *next_ready;      /* run queue link */
     kpni_runner *runner;
     kpn_port_ctx *ctx;
-    kpn_proc *next_ready;      /* run queue link */
-    kpn_chan *wait;            /* channel it is blocked on (wait-for edge) */
+    unsigned char watched;     /* a write-blocked chain may end here */
+    unsigned char dead;        /* on a true deadlock cycle: never runs again */
+    /* the rest */
+    uint32_t magic;
     kpn_net *net;
+    uint64_t switches;
     kpn_proc *next;            /* all processes, spawn order */
     kpn_chan *outs, *ins;      /* channels it writes / reads */
     void (*fn)(void *);
     void *arg;
     unsigned char *stack_lo;   /* lowest usable byte; guard band below */
     size_t stack_size;
-    uint64_t switches;
     const char *name;
-    /* resolver state (docs/resolver.md) */
-    size_t nwaiters;           /* blocked processes waiting on this one */
-    unsigned char watched;     /* a write-blocked chain may end here */
-    unsigned char dead;        /* on a true deadlock cycle: never runs again */
     size_t seen;               /* scratch stamp for the scan at rest */
 };
 

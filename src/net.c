@@ -39,8 +39,10 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
         cfg = *user_cfg;
     else
         kpn_config_default(&cfg);
+    /* a reserve too small to hold one pool block is a mistake, not 0 */
     if (cfg.default_capacity == 0 || (cfg.resolve != 0 && cfg.resolve != 1) ||
-        (cfg.strict != 0 && cfg.strict != 1))
+        (cfg.strict != 0 && cfg.strict != 1) ||
+        (cfg.reserve_size != 0 && cfg.reserve_size < KPNI_POOL_MIN + KPNI_ALIGN))
         return KPN_EINVAL;
 
     KPNI_UNPOISON(mem, size);

@@ -176,9 +176,9 @@ size_t kpn_report(const kpn_net *net, char *buf, size_t len)
     if (net->pending_chan != NULL) {
         put(&o, "reserve exhausted: ");
         put_chain(&o, net, net->pending);
-        put(&o, "\n  needs ");
+        put(&o, "\n  needs a free block of ");
         put_uint(&o, net->pending_bytes);
-        put(&o, " bytes of reserve to grow ");
+        put(&o, " bytes in the reserve to grow ");
         put_chan(&o, net->pending_chan);
         put(&o, "\n");
     }

@@ -13,19 +13,21 @@
  * a true deadlock (Kahn termination for those processes).
  *
  * Walking the chain on every block costs the chain's length, ~1000 steps a
- * hop in the papers' ring.  Two facts make most blocks O(1) instead:
- *
- *  - 'nwaiters': a cycle closed by X's block runs through X, so some
- *    blocked process waits on X.  If none does, X cannot close one.
+ * hop in the papers' ring, where every block is a read.  Reads are where
+ * the savings are:
  *
  *  - 'watched': a read-block by X closes an artificial cycle only if the
  *    cycle holds a write-blocked W, whose chain then ended at X.  So every
- *    process at the end of a write-blocked process's chain is marked, and
- *    a read-block walks only from a marked process.  A wake moves the end
+ *    write-block walks to the end of its chain and marks it, and a
+ *    read-block walks only from a marked process.  A wake moves the end
  *    of chains from the waker to the woken process (the waker is the
  *    process the woken one waited on), so the woken process inherits the
  *    mark (kpni_sched_ready).  Marks may outlive their chains; a stale mark
  *    costs a walk, never a missed deadlock.
+ *
+ *  - 'nwaiters': a cycle closed by X's block runs through X, so some
+ *    blocked process waits on X.  A marked X that nobody waits on holds a
+ *    stale mark, and its read-block need not walk.
  *
  * docs/resolver.md gives the argument in full.
  */
@@ -91,9 +93,10 @@ static int on_cycle(kpn_proc *self)
     return 1;
 }
 
-/* Called by a process that has just marked itself blocked and that may
- * close a cycle (some process waits on it, and it blocks on a write or
- * is watched).  Returns 1 if it may go on instead of parking. */
+/* Called by a process that has just marked itself blocked: on a write
+ * (its chain's end must be marked, or it closes a cycle), or on a read
+ * while watched and waited on (it may close a cycle with a writer in
+ * it).  Returns 1 if it may go on instead of parking. */
 int kpni_resolve_block(kpn_proc *self)
 {
     kpn_net *net = self->net;

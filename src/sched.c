@@ -56,17 +56,19 @@ static KPNI_NOINLINE void park(kpn_proc *self)
 }
 
 /* Block 'self' on channel 'on'.  With the resolver on, this is where a
- * deadlock closes: 'self' walks its wait-for chain only if it can close a
- * cycle the resolver acts on (resolve.c says when); most blocks cost two
- * increments and two tests.  If the resolver grows self's own channel,
- * 'self' does not block after all. */
+ * deadlock closes.  A write-block always walks its chain, to find a cycle
+ * or to mark where the chain ends (usually one step: the reader is
+ * running or ready).  A read-block walks only if it can close a cycle
+ * with a writer in it: someone waits on 'self' and 'self' is watched
+ * (resolve.c says why); otherwise it costs an increment and two tests.
+ * If the resolver grows self's own channel, 'self' does not block. */
 void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
 {
     self->state = why;
     self->wait = on;
     if (self->runner->resolve) {
         kpni_proc_waits_for(self)->nwaiters++;
-        if (self->nwaiters != 0 && (why == KPN_PROC_BLOCKED_WRITE || self->watched) &&
+        if ((why == KPN_PROC_BLOCKED_WRITE || (self->watched && self->nwaiters != 0)) &&
             kpni_resolve_block(self))
             return;
     }

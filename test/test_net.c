@@ -50,6 +50,8 @@ void test_init_rejects_bad_arguments_and_leaves_out_untouched(void)
     TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_net_init(&net, arena, sizeof arena, &cfg));
     cfg.reserve_size = (size_t)-1;
     TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    cfg.reserve_size = 10; /* too small to hold anything */
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
     TEST_ASSERT_EQUAL_PTR(arena, net);
 }
 

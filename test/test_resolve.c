@@ -494,3 +494,47 @@ void test_random_cyclic_networks_match_unbounded_queues_at_every_capacity(void)
     TEST_ASSERT_GREATER_THAN(50, resolved);
     TEST_ASSERT_GREATER_THAN(10, resumed);
 }
+
+/* X fills cA while nothing waits on X, then R, reading cB first, closes
+ * the cycle R -> X -> R with a read.  The write-block must still mark the
+ * end of X's chain, or the read-block that closes the cycle walks nothing
+ * and the deadlock waits for the whole net to come to rest. */
+static kpn_chan *ca, *cb;
+static int r_got;
+
+static void x_proc(void *arg)
+{
+    int v = 1;
+    (void)arg;
+    kpn_send(ca, &v);
+    kpn_send(ca, &v);
+    kpn_send(cb, &v);
+}
+
+static void r_proc(void *arg)
+{
+    int v;
+    (void)arg;
+    kpn_recv(cb, &v);
+    kpn_recv(ca, &v);
+    kpn_recv(ca, &v);
+    r_got = 3;
+    busy_count_when_pair_done = busy_count;
+}
+
+void test_a_cycle_closed_by_a_reader_behind_an_unwaited_writer_is_found_at_once(void)
+{
+    kpn_proc *bp = spawn("busy producer", busy_producer, NULL);
+    kpn_proc *bc = spawn("busy consumer", busy_consumer, NULL);
+    kpn_proc *x = spawn("X", x_proc, NULL), *r = spawn("R", r_proc, NULL);
+
+    busy_chan = connect(bp, bc, 1);
+    ca = connect(x, r, 1);
+    cb = connect(x, r, 1);
+    r_got = 0;
+    busy_count_when_pair_done = -1;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(3, r_got);
+    TEST_ASSERT_GREATER_OR_EQUAL(0, busy_count_when_pair_done);
+    TEST_ASSERT_LESS_THAN(100, busy_count_when_pair_done);
+}

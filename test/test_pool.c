@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/* The reserve pool: allocation, release, coalescing, exhaustion, kpn_reserve_add. */
+#include "unity.h"
+#include "kpn_int.h"
+
+TEST_SOURCE_FILE("src/arena.c")
+TEST_SOURCE_FILE("src/chan.c")
+TEST_SOURCE_FILE("src/net.c")
+TEST_SOURCE_FILE("src/pool.c")
+TEST_SOURCE_FILE("src/proc.c")
+TEST_SOURCE_FILE("src/resolve.c")
+TEST_SOURCE_FILE("src/sched.c")
+TEST_SOURCE_FILE("src/stats.c")
+TEST_SOURCE_FILE("src/status.c")
+TEST_SOURCE_FILE("port/posix/port_posix.c")
+
+static unsigned char mem[4096];
+static kpni_pool pool;
+
+void setUp(void)
+{
+    kpni_memset(&pool, 0, sizeof pool);
+}
+
+void tearDown(void) {}
+
+static size_t free_blocks(void)
+{
+    size_t n = 0;
+    const kpni_free *b;
+    for (b = pool.free; b != NULL; b = b->next)
+        ++n;
+    return n;
+}
+
+void test_alloc_is_aligned_inside_the_memory_and_accounted(void)
+{
+    unsigned char *a, *b;
+
+    kpni_pool_add(&pool, mem + 5, 1000);
+    TEST_ASSERT_LESS_OR_EQUAL(1000, pool.size);
+    a = kpni_pool_alloc(&pool, 10);
+    b = kpni_pool_alloc(&pool, 100);
+    TEST_ASSERT_NOT_NULL(a);
+    TEST_ASSERT_NOT_NULL(b);
+    TEST_ASSERT_EQUAL_UINT(0, (unsigned)((uintptr_t)a % 16));
+    TEST_ASSERT_EQUAL_UINT(0, (unsigned)((uintptr_t)b % 16));
+    TEST_ASSERT_GREATER_OR_EQUAL((uintptr_t)(mem + 5), (uintptr_t)a);
+    TEST_ASSERT_LESS_OR_EQUAL((uintptr_t)(mem + 1005), (uintptr_t)(b + 100));
+    TEST_ASSERT_TRUE(a + 10 <= b || b + 100 <= a);
+    TEST_ASSERT_EQUAL_size_t(16 + 16 + 112 + 16, pool.used);
+    TEST_ASSERT_EQUAL_size_t(pool.used, pool.peak);
+}
+
+void test_exhaustion_returns_null_and_changes_nothing(void)
+{
+    size_t used;
+
+    kpni_pool_add(&pool, mem, 256);
+    TEST_ASSERT_NULL(kpni_pool_alloc(&pool, 256));
+    TEST_ASSERT_NULL(kpni_pool_alloc(&pool, (size_t)-1));
+    TEST_ASSERT_EQUAL_size_t(0, pool.used);
+    TEST_ASSERT_NOT_NULL(kpni_pool_alloc(&pool, 256 - 16));
+    used = pool.used;
+    TEST_ASSERT_NULL(kpni_pool_alloc(&pool, 1));
+    TEST_ASSERT_EQUAL_size_t(used, pool.used);
+}
+
+void test_freed_neighbours_merge_back_into_one_block(void)
+{
+    void *a, *b, *c;
+
+    kpni_pool_add(&pool, mem, 1024);
+    a = kpni_pool_alloc(&pool, 200);
+    b = kpni_pool_alloc(&pool, 200);
+    c = kpni_pool_alloc(&pool, 200);
+    TEST_ASSERT_NOT_NULL(c);
+    /* free the middle, then the ends: every order must end as one block */
+    kpni_pool_free(&pool, b);
+    kpni_pool_free(&pool, a);
+    kpni_pool_free(&pool, c);
+    TEST_ASSERT_EQUAL_size_t(1, free_blocks());
+    TEST_ASSERT_EQUAL_size_t(0, pool.used);
+    TEST_ASSERT_EQUAL_size_t(3 * (208 + 16), pool.peak);
+    /* and the whole pool can be had again in one piece */
+    TEST_ASSERT_NOT_NULL(kpni_pool_alloc(&pool, 1024 - 16));
+}
+
+void test_doubling_growth_does_not_fragment_the_pool(void)
+{
+    void *ring = NULL;
+    size_t bytes;
+
+    /* grow one ring by doubling, freeing the old one each time, as a
+     * channel does: with merging, the last doubling that fits in half
+     * the pool still succeeds */
+    kpni_pool_add(&pool, mem, 4096);
+    for (bytes = 16; bytes <= 1024; bytes *= 2) {
+        void *next = kpni_pool_alloc(&pool, bytes);
+        TEST_ASSERT_NOT_NULL(next);
+        if (ring != NULL)
+            kpni_pool_free(&pool, ring);
+        ring = next;
+    }
+    kpni_pool_free(&pool, ring);
+    TEST_ASSERT_EQUAL_size_t(1, free_blocks());
+}
+
+void test_regions_added_side_by_side_merge(void)
+{
+    kpni_pool_add(&pool, mem + 512, 512);
+    kpni_pool_add(&pool, mem, 512);
+    TEST_ASSERT_EQUAL_size_t(1, free_blocks());
+    TEST_ASSERT_NOT_NULL(kpni_pool_alloc(&pool, 1024 - 16));
+}
+
+void test_a_region_too_small_for_a_block_is_ignored(void)
+{
+    kpni_pool_add(&pool, mem + 1, 40);
+    TEST_ASSERT_EQUAL_size_t(0, pool.size);
+    TEST_ASSERT_NULL(kpni_pool_alloc(&pool, 1));
+}
+
+/* ------------------------------------------------------------ kpn_reserve_add */
+
+static unsigned char arena[64 * 1024];
+static unsigned char extra[4096];
+
+void test_reserve_add_checks_its_arguments(void)
+{
+    kpn_net *net;
+    kpn_stats st;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(NULL, extra, sizeof extra));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, NULL, sizeof extra));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, extra, 40));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, arena + 1024, 4096));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, arena + sizeof arena - 8, 4096));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(0, st.reserve_size);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(net, extra, sizeof extra));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(sizeof extra, st.reserve_size);
+    TEST_ASSERT_EQUAL_size_t(0, st.reserve_used);
+}
+
+static kpn_net *running_net;
+static kpn_status add_while_running;
+static void adds_reserve(void *arg)
+{
+    (void)arg;
+    add_while_running = kpn_reserve_add(running_net, extra, sizeof extra);
+}
+
+void test_reserve_add_while_running_is_refused(void)
+{
+    kpn_proc *p;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&running_net, arena, sizeof arena, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(running_net, &p, "p", adds_reserve, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(running_net));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, add_while_running);
+}
+
+void test_the_configured_reserve_is_the_pool(void)
+{
+    kpn_net *net;
+    kpn_config cfg;
+    kpn_stats st;
+
+    kpn_config_default(&cfg);
+    cfg.reserve_size = 8192;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(8192, st.reserve_size);
+    TEST_ASSERT_EQUAL_size_t(0, st.reserve_peak);
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/* kpn_report: snprintf's contract, and an account that names what matters. */
+#include "unity.h"
+#include "kpn.h"
+
+TEST_SOURCE_FILE("src/arena.c")
+TEST_SOURCE_FILE("src/chan.c")
+TEST_SOURCE_FILE("src/net.c")
+TEST_SOURCE_FILE("src/pool.c")
+TEST_SOURCE_FILE("src/proc.c")
+TEST_SOURCE_FILE("src/report.c")
+TEST_SOURCE_FILE("src/resolve.c")
+TEST_SOURCE_FILE("src/sched.c")
+TEST_SOURCE_FILE("src/stats.c")
+TEST_SOURCE_FILE("src/status.c")
+TEST_SOURCE_FILE("port/posix/port_posix.c")
+
+static unsigned char arena[256 * 1024];
+static kpn_net *net;
+static char text[4096];
+
+void setUp(void)
+{
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
+}
+
+void tearDown(void) {}
+
+static size_t length(const char *s)
+{
+    size_t n = 0;
+    while (s[n] != '\0')
+        ++n;
+    return n;
+}
+
+static int contains(const char *hay, const char *needle)
+{
+    size_t i, j;
+    for (i = 0; hay[i] != '\0'; ++i) {
+        for (j = 0; needle[j] != '\0' && hay[i + j] == needle[j]; ++j)
+            ;
+        if (needle[j] == '\0')
+            return 1;
+    }
+    return 0;
+}
+
+static kpn_chan *in_of_reader;
+static void reads_forever(void *arg)
+{
+    int v;
+    (void)arg;
+    kpn_recv(in_of_reader, &v);
+}
+
+static void writes_nothing(void *arg)
+{
+    int v;
+    kpn_recv(*(kpn_chan **)arg, &v);
+}
+
+static void build_waiting_pair(void)
+{
+    static kpn_chan *back;
+    kpn_proc *r, *w;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "the-reader", reads_forever, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "the-writer", writes_nothing, &back, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &in_of_reader, w, r, sizeof(int), 3));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &back, r, w, sizeof(int), 1));
+}
+
+void test_the_returned_length_is_the_whole_account(void)
+{
+    size_t whole, part;
+
+    build_waiting_pair();
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    whole = kpn_report(net, text, sizeof text);
+    TEST_ASSERT_EQUAL_size_t(whole, length(text));
+    TEST_ASSERT_EQUAL_size_t(whole, kpn_report(net, NULL, 0));
+    /* truncated: NUL-terminated, prefix of the whole, same return value */
+    {
+        char small[20];
+        part = kpn_report(net, small, sizeof small);
+        TEST_ASSERT_EQUAL_size_t(whole, part);
+        TEST_ASSERT_EQUAL_size_t(sizeof small - 1, length(small));
+        TEST_ASSERT_EQUAL_MEMORY(text, small, sizeof small - 1);
+    }
+    {
+        char one[1] = {'x'};
+        TEST_ASSERT_EQUAL_size_t(whole, kpn_report(net, one, 1));
+        TEST_ASSERT_EQUAL_INT(0, one[0]);
+    }
+}
+
+void test_null_net_gives_an_empty_account(void)
+{
+    text[0] = 'x';
+    TEST_ASSERT_EQUAL_size_t(0, kpn_report(NULL, text, sizeof text));
+    TEST_ASSERT_EQUAL_INT(0, text[0]);
+}
+
+void test_blocked_processes_are_named_with_their_channel(void)
+{
+    build_waiting_pair();
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    kpn_report(net, text, sizeof text);
+    TEST_ASSERT_TRUE(contains(text, "process \"the-reader\": blocked reading on \"the-writer\" -> \"the-reader\" (0/3 messages of 4 bytes)"));
+    TEST_ASSERT_TRUE(contains(text, "process \"the-writer\": blocked reading"));
+    TEST_ASSERT_TRUE(contains(text, "true deadlock: "));
+    TEST_ASSERT_TRUE(contains(text, "2 processes"));
+}
+
+static void exits_at_once(void *arg) { (void)arg; }
+
+void test_exited_processes_are_left_out(void)
+{
+    kpn_proc *p;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "short-lived", exits_at_once, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    kpn_report(net, text, sizeof text);
+    TEST_ASSERT_FALSE(contains(text, "short-lived"));
+    TEST_ASSERT_TRUE(contains(text, "1 exited"));
+}
