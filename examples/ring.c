@@ -73,7 +73,7 @@ int main(int argc, char **argv)
     trips = opt[TRIPS].value;
     tokens = opt[TOKENS].value;
     runs = (int)opt[RUNS].value;
-    need = kpn_size_net() +
+    need = kpn_size_net(NULL) +
            (size_t)n * (kpn_size_proc((size_t)opt[STACK].value, 4) +
                         kpn_size_chan(sizeof(int), (size_t)opt[CAPACITY].value));
     if (need > sizeof arena) {

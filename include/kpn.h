@@ -73,6 +73,25 @@ typedef struct kpn_chan kpn_chan;
 /* ------------------------------------------------------------------ */
 /* Configuration                                                       */
 
+/* Most runners (OS threads) one net may have. */
+#define KPN_MAX_RUNNERS 32u
+
+/* How processes are spread over runners. */
+typedef enum kpn_policy {
+    KPN_POLICY_WS = 0,     /* work stealing: an idle runner takes ready
+                              processes from a random busy one */
+    KPN_POLICY_STATIC = 1  /* each process stays on its runner (kpn_proc_pin,
+                              or round-robin in spawn order) */
+} kpn_policy;
+
+/* Which runner's queue a woken process joins (a policy point, so the two
+ * rules can be compared). */
+typedef enum kpn_wake {
+    KPN_WAKE_LAST = 0,     /* the front of the queue of the runner that last
+                              ran it (Nornir's rule: its stack is warm there) */
+    KPN_WAKE_WAKER = 1     /* the front of the waking runner's queue */
+} kpn_wake;
+
 typedef struct kpn_config {
     /* Messages a channel holds when kpn_connect is given capacity 0.
      * Default 8; must not be 0. */
@@ -93,16 +112,38 @@ typedef struct kpn_config {
      * reported by kpn_report, and the rest of the net runs on.
      * 1: a true deadlock ends the run with KPN_EDEADLOCK. */
     int strict;
+    /* Runners: OS threads multiplexing the processes.  Default 1 (the
+     * calling thread only, no locks at all).  With N > 1, kpn_run starts
+     * N-1 threads, whose stacks come from the arena, and runs as runner 0
+     * itself; at most KPN_MAX_RUNNERS; needs a build with KPN_THREADS. */
+    unsigned runners;
+    kpn_policy policy;     /* default KPN_POLICY_WS */
+    kpn_wake wake;         /* default KPN_WAKE_LAST */
+    /* Bytes of arena for each extra runner's thread stack (it runs the
+     * scheduler, never a process).  Default 64 KiB. */
+    size_t runner_stack;
 } kpn_config;
 
 /* Fill 'cfg' with the defaults.  NULL is ignored. */
 void kpn_config_default(kpn_config *cfg);
 
+/* Provided by the hosted ports (port/posix/): override 'cfg' from the
+ * environment, so a built program can be re-run with other settings:
+ *   KPN_RUNNERS   runners, 1..KPN_MAX_RUNNERS
+ *   KPN_POLICY    "ws" or "static"
+ *   KPN_CAPACITY  default channel capacity, 1 or more
+ * Unset variables leave their field alone.  KPN_EINVAL if 'cfg' is NULL
+ * or a value is malformed or out of range; then 'cfg' is unchanged and,
+ * if 'bad' is not NULL, '*bad' names the variable. */
+kpn_status kpn_config_from_env(kpn_config *cfg);
+kpn_status kpn_config_from_env_check(kpn_config *cfg, const char **bad);
+
 /* ------------------------------------------------------------------ */
 /* Sizing an arena statically                                          */
 
-/* Bytes kpn_net_init carves for the net itself (add cfg->reserve_size). */
-size_t kpn_size_net(void);
+/* Bytes kpn_net_init carves for the net itself with this configuration
+ * (NULL: the defaults), its reserve pool and runner stacks included. */
+size_t kpn_size_net(const kpn_config *cfg);
 /* Upper bound on the bytes kpn_spawn carves for one process with this
  * stack and a name of 'name_len' characters, alignment included. */
 size_t kpn_size_proc(size_t stack_size, size_t name_len);
@@ -171,6 +212,12 @@ kpn_status kpn_run(kpn_net *net);
  * KPN_ESTATE: the net is running. */
 kpn_status kpn_reserve_add(kpn_net *net, void *mem, size_t size);
 
+/* Place 'p' on runner 'runner' (0 .. cfg.runners-1).  Under
+ * KPN_POLICY_STATIC the process runs only there; under KPN_POLICY_WS it
+ * starts there and may be stolen.  Host thread, not while running.
+ * KPN_EINVAL: NULL, or no such runner.  KPN_ESTATE: the net is running. */
+kpn_status kpn_proc_pin(kpn_proc *p, unsigned runner);
+
 /* ------------------------------------------------------------------ */
 /* Inside a process                                                     */
 
@@ -227,6 +274,12 @@ typedef struct kpn_stats {
     size_t reserve_size;        /* bytes the reserve pool has been given */
     size_t reserve_used;        /* bytes of it in use now (with headers) */
     size_t reserve_peak;        /* most bytes of it ever in use */
+    /* runners */
+    unsigned runners;           /* cfg.runners */
+    uint64_t steals;            /* processes taken from another runner */
+    uint64_t steal_attempts;    /* looks into another runner's queue */
+    uint64_t sleeps;            /* times a runner found no work and slept */
+    uint64_t runner_switches[KPN_MAX_RUNNERS]; /* dispatches per runner */
 } kpn_stats;
 
 /* KPN_EINVAL: a NULL argument. */

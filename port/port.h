@@ -49,4 +49,43 @@ void kpn_port_init(kpn_port_ctx *ctx, void *stack, size_t size,
  * and the x87 control word). */
 void kpn_port_switch(kpn_port_ctx *from, kpn_port_ctx *to);
 
+/* ------------------------------------------------------------------ */
+/* Threads: only for a build with KPN_THREADS (several runners).  A port
+ * for a single-core target leaves these out and builds the core with
+ * KPN_THREADS 0; the core then never calls them.  port/posix/
+ * thread_posix.c implements them on POSIX threads, for both hosted ports.
+ *
+ * Every object lives in memory the core carves from the user's arena:
+ * the port says how much, and never allocates. */
+
+typedef struct kpn_port_thread kpn_port_thread;
+typedef struct kpn_port_sem kpn_port_sem;
+
+/* Bytes of a thread handle / a semaphore: multiples of 16. */
+size_t kpn_port_thread_size(void);
+size_t kpn_port_sem_size(void);
+
+/* Smallest thread stack kpn_port_thread_start accepts. */
+size_t kpn_port_thread_stack_min(void);
+
+/* Start 'fn(arg)' on a new OS thread running on the stack [stack, stack +
+ * size) (16-aligned, at least kpn_port_thread_stack_min bytes).  Returns
+ * 0, or nonzero if the OS refused (the thread does not exist then). */
+int kpn_port_thread_start(kpn_port_thread *t, void *stack, size_t size,
+                          void (*fn)(void *), void *arg);
+
+/* Wait for a started thread to return from 'fn'. */
+void kpn_port_thread_join(kpn_port_thread *t);
+
+/* A counting semaphore that puts an idle runner to sleep: init to 0
+ * (returns 0, or nonzero on failure), wait (sleeps while the count is 0,
+ * then takes one), post (adds one, waking a waiter), destroy. */
+int kpn_port_sem_init(kpn_port_sem *s);
+void kpn_port_sem_wait(kpn_port_sem *s);
+void kpn_port_sem_post(kpn_port_sem *s);
+void kpn_port_sem_destroy(kpn_port_sem *s);
+
+/* Give the CPU to another thread (a spinning runner that lost a race). */
+void kpn_port_yield(void);
+
 #endif /* KPN_PORT_H */

@@ -158,7 +158,7 @@ void test_size_chan_is_enough_for_one_channel(void)
     static unsigned char exact[64 * 1024];
     kpn_proc *a = NULL;
     kpn_chan *c = NULL;
-    size_t need = kpn_size_net() + kpn_size_proc(STACK, 1) + kpn_size_chan(24, 10);
+    size_t need = kpn_size_net(NULL) + kpn_size_proc(STACK, 1) + kpn_size_chan(24, 10);
 
     TEST_ASSERT_LESS_OR_EQUAL(sizeof exact - 3, need);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, exact + 3, need, NULL));

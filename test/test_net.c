@@ -64,7 +64,7 @@ void test_size_net_bounds_the_smallest_arena_at_every_alignment(void)
     for (off = 0; off < 16; ++off) {
         kpn_net *net = NULL;
         size_t smallest = 0, n;
-        for (n = 1; n <= kpn_size_net() && smallest == 0; ++n)
+        for (n = 1; n <= kpn_size_net(NULL) && smallest == 0; ++n)
             if (kpn_net_init(&net, arena + off, n, NULL) == KPN_OK)
                 smallest = n;
         TEST_ASSERT_GREATER_THAN(0, smallest);

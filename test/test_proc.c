@@ -68,7 +68,7 @@ void test_spawn_enomem_leaves_the_net_unchanged_and_usable(void)
 void test_size_proc_is_enough_at_every_arena_alignment(void)
 {
     static unsigned char exact[64 * 1024];
-    size_t need = kpn_size_net() + 3 * kpn_size_proc(STACK, 5);
+    size_t need = kpn_size_net(NULL) + 3 * kpn_size_proc(STACK, 5);
     size_t off;
 
     TEST_ASSERT_LESS_OR_EQUAL(sizeof exact - 16, need);
