@@ -20,8 +20,8 @@ BUILD   := build/$(PORT)$(VARIANT)
 ALL_CFLAGS = $(WARN) $(OPT) -g $(XFLAGS) $(CFLAGS) -Iinclude -Iport
 
 SRC := $(sort $(wildcard src/*.c))
-PORT_SRC_amd64 := port/amd64/port_amd64.c port/amd64/switch_amd64.S
-PORT_SRC_posix := port/posix/port_posix.c
+PORT_SRC_amd64 := port/amd64/port_amd64.c port/amd64/switch_amd64.S port/posix/thread_posix.c port/posix/env_posix.c
+PORT_SRC_posix := port/posix/port_posix.c port/posix/thread_posix.c port/posix/env_posix.c
 PORT_SRC := $(PORT_SRC_$(PORT))
 ifeq ($(PORT_SRC),)
 $(error PORT must be one of: $(PORTS))
@@ -41,7 +41,7 @@ EXAMPLE_BINS := $(addprefix $(BUILD)/examples/,$(EXAMPLES))
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: all lib test test-port sanitize check-ceedling-links check-embedded examples demo bench clean help cmocka
+.PHONY: all lib test test-port sanitize tsan check-ceedling-links check-embedded examples demo bench clean help cmocka
 .DELETE_ON_ERROR:
 
 all: lib examples
@@ -50,6 +50,7 @@ help:
 	@echo "make lib [PORT=amd64|posix]   build/PORT/libkpn.a"
 	@echo "make test                     the suite on cmocka, every port"
 	@echo "make sanitize                 the suite under ASan+UBSan, every port"
+	@echo "make tsan                     the suite under ThreadSanitizer, every port"
 	@echo "make check-embedded           the core for Cortex-M4 and RV64, allocator check, sizes"
 	@echo "make check-ceedling-links     link each test with only its TEST_SOURCE_FILEs, as Ceedling does"
 	@echo "make examples [PORT=...]      build/PORT/examples/*"
@@ -91,7 +92,7 @@ $(BUILD)/runners/%_runner.c: test/%.c tools/cmocka/gen_runner.sh
 
 $(BUILD)/tests/%: test/%.c $(BUILD)/runners/%_runner.c $(LIB) tools/cmocka/unity.h $(wildcard test/support/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) $< $(BUILD)/runners/$*_runner.c $(LIB) -lcmocka -lm -o $@
+	$(CC) $(TEST_CFLAGS) $< $(BUILD)/runners/$*_runner.c $(LIB) -lcmocka -lm -lpthread -o $@
 
 # Runs this PORT's suite; results land in $(RESULTS) for the total.
 test-port: cmocka
@@ -110,6 +111,24 @@ sanitize: cmocka
 	    XFLAGS="$(SAN_FLAGS)" OPT=-O1 || exit 1; done
 	@sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)-san/results)
 
+# ThreadSanitizer over the suite, both ports (clang).  Processes are TSan
+# fibers (src/kpn_int.h), so stack switches are understood.  clang 14's
+# TSan cannot map its shadow on kernels with high mmap randomisation;
+# then the tests run with address randomisation off (setarch -R).
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
+tsan: cmocka
+	@command -v clang >/dev/null || { echo "tsan needs clang: apt-get install clang"; exit 1; }
+	@for p in $(PORTS); do \
+	  $(MAKE) --no-print-directory CC=clang PORT=$$p VARIANT=-tsan XFLAGS="$(TSAN_FLAGS)" OPT=-O1 \
+	    $(patsubst build/$(PORT)/%,build/$$p-tsan/%,$(TEST_BINS)) >/dev/null || exit 1; \
+	  rm -rf build/$$p-tsan/results; \
+	  echo "== suite under ThreadSanitizer, port $$p"; \
+	  if build/$$p-tsan/tests/test_status >/dev/null 2>&1; then run=""; else run="setarch $$(uname -m) -R"; fi; \
+	  TSAN_OPTIONS="halt_on_error=1 exitcode=66" $$run sh tools/cmocka/run_suite.sh run build/$$p-tsan/results \
+	    $(patsubst build/$(PORT)/%,build/$$p-tsan/%,$(TEST_BINS)) || true; \
+	done
+	@sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)-tsan/results)
+
 # Ceedling links each test with only the sources it names through
 # TEST_SOURCE_FILE (no header of the API matches a source by base name).
 # `make test` links the whole library and would not notice a missing one;
@@ -120,7 +139,7 @@ check-ceedling-links: cmocka
 	  n=$$(basename $$t .c); \
 	  sh tools/cmocka/gen_runner.sh $$t > $$d/$${n}_runner.c; \
 	  $(CC) $(WARN) -DTEST -Iinclude -Iport -Isrc -Itools/cmocka $$t $$d/$${n}_runner.c \
-	    $$(sh tools/cmocka/gen_runner.sh --sources $$t) -lcmocka -lm -o $$d/$$n \
+	    $$(sh tools/cmocka/gen_runner.sh --sources $$t) -lcmocka -lm -lpthread -o $$d/$$n \
 	    || { echo "check-ceedling-links: $$t names too few sources with TEST_SOURCE_FILE"; exit 1; }; \
 	done; echo "check-ceedling-links: every test links with only the sources it names"
 
@@ -155,7 +174,7 @@ examples: $(EXAMPLE_BINS)
 
 $(BUILD)/examples/%: examples/%.c examples/example.h $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DKPN_EXAMPLE_PORT='"$(PORT)"' -Iexamples $< $(LIB) -o $@
+	$(CC) $(ALL_CFLAGS) -DKPN_EXAMPLE_PORT='"$(PORT)"' -Iexamples $< $(LIB) -lpthread -o $@
 
 demo:
 	@for p in $(PORTS); do $(MAKE) --no-print-directory examples PORT=$$p >/dev/null || exit 1; done

@@ -57,8 +57,10 @@ int main(int argc, char **argv)
         {"stack", "stack bytes per process", 4096, NULL, KPN_STACK_MIN, 1 << 24},
         {"runs", "timed runs; the median is reported", 5, NULL, 1, 1000},
         {"resolve", "deadlock detection on (1) or off (0)", 1, NULL, 0, 1},
+        {"runners", "runners (threads)", 1, NULL, 1, KPN_MAX_RUNNERS},
+        {"policy", "ws (work stealing) or static", 0, "ws", 0, 0},
     };
-    enum { PROCS, TRIPS, TOKENS, CAPACITY, STACK, RUNS, RESOLVE };
+    enum { PROCS, TRIPS, TOKENS, CAPACITY, STACK, RUNS, RESOLVE, RUNNERS, POLICY };
     static struct ring_proc rp[1000000];
     double ns[1000];
     long long n, i, hops;
@@ -73,7 +75,15 @@ int main(int argc, char **argv)
     trips = opt[TRIPS].value;
     tokens = opt[TOKENS].value;
     runs = (int)opt[RUNS].value;
-    need = kpn_size_net(NULL) +
+    kpn_config_default(&cfg);
+    cfg.resolve = (int)opt[RESOLVE].value;
+    cfg.runners = (unsigned)opt[RUNNERS].value;
+    if (strcmp(opt[POLICY].text, "ws") != 0 && strcmp(opt[POLICY].text, "static") != 0) {
+        fprintf(stderr, "ring: --policy wants ws or static, not '%s'\n", opt[POLICY].text);
+        return 2;
+    }
+    cfg.policy = strcmp(opt[POLICY].text, "static") == 0 ? KPN_POLICY_STATIC : KPN_POLICY_WS;
+    need = kpn_size_net(&cfg) +
            (size_t)n * (kpn_size_proc((size_t)opt[STACK].value, 4) +
                         kpn_size_chan(sizeof(int), (size_t)opt[CAPACITY].value));
     if (need > sizeof arena) {
@@ -86,8 +96,6 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    kpn_config_default(&cfg);
-    cfg.resolve = (int)opt[RESOLVE].value;
     for (run = 0; run < runs; ++run) {
         kpn_net *net;
         kpn_proc *p[2];
@@ -116,9 +124,11 @@ int main(int argc, char **argv)
     }
     hops = n * trips * tokens;
     printf("ring: procs=%lld hops=%lld ns_per_hop=%.1f port=%s trips=%lld tokens=%lld "
-           "capacity=%lld resolve=%lld runs=%d switches=%llu detections=%llu\n",
+           "capacity=%lld resolve=%lld runners=%u policy=%s runs=%d switches=%llu "
+           "detections=%llu steals=%llu\n",
            n, hops, ex_median(ns, runs), KPN_EXAMPLE_PORT, trips, tokens,
-           opt[CAPACITY].value, opt[RESOLVE].value, runs, (unsigned long long)st.switches,
-           (unsigned long long)st.detections);
+           opt[CAPACITY].value, opt[RESOLVE].value, cfg.runners, opt[POLICY].text, runs,
+           (unsigned long long)st.switches, (unsigned long long)st.detections,
+           (unsigned long long)st.steals);
     return 0;
 }

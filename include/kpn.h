@@ -50,6 +50,7 @@ typedef enum kpn_status {
     KPN_ERESERVE,   /* the reserve pool cannot hold a channel that must grow */
     KPN_ESTACK,     /* a process overflowed its stack; see kpn_net_fault */
     KPN_EDEADLOCK,  /* processes wait on each other and one of them waits to write */
+    KPN_ETHREAD,    /* the OS refused a runner thread or semaphore */
     KPN_STATUS_COUNT /* number of codes; not a status */
 } kpn_status;
 

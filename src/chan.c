@@ -85,7 +85,40 @@ static void copy_msg(void *dst, const void *src, size_t n)
  * the host thread nothing is running, so 'current' is NULL. */
 static int is_running(const kpn_proc *p)
 {
-    return p->runner->current == p;
+    return KPNI_LOAD(&KPNI_LOAD(&p->runner)->current) == p;
+}
+
+/* Would a process blocking on 'c' for 'why' really have to wait?  Asked
+ * again after a blocker has published its state (several runners): the
+ * other end may have moved in between. */
+int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why)
+{
+    if (why == KPN_PROC_BLOCKED_READ)
+        return KPNI_LOAD_ACQ(&c->sent) == c->received && !KPNI_LOAD(&c->closed);
+    return c->sent - KPNI_LOAD_ACQ(&c->received) >= c->cap &&
+           KPNI_LOAD(&c->reader->state) != KPN_PROC_EXITED;
+}
+
+/* Release 'other' if it is blocked on 'c' for 'why'; 'self' has just
+ * changed the channel.  With several runners 'self' publishes its change
+ * before looking at 'other', which published its state before looking at
+ * the channel (kpni_sched_block): one of the two sees the other. */
+static void release(kpn_proc *self, kpn_proc *other, kpn_chan *c, kpn_proc_state why)
+{
+#if KPN_THREADS
+    if (self->runner->mt) {
+        KPNI_FENCE();
+        if (KPNI_LOAD(&other->state) != why || KPNI_LOAD(&other->wait) != c)
+            return;
+        kpni_lock(self->net);
+        if (other->state == why && other->wait == c)
+            kpni_sched_ready(self->runner, other);
+        kpni_unlock(self->net);
+        return;
+    }
+#endif
+    if (other->state == why && other->wait == c)
+        kpni_sched_ready(self->runner, other);
 }
 
 kpn_status kpn_send(kpn_chan *c, const void *msg)
@@ -100,11 +133,11 @@ kpn_status kpn_send(kpn_chan *c, const void *msg)
     if (KPNI_UNLIKELY(c->closed))
         return KPN_ESTATE;
     for (;;) {
-        if (KPNI_UNLIKELY(c->reader->state == KPN_PROC_EXITED)) {
-            self->net->discarded++;
+        if (KPNI_UNLIKELY(KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED)) {
+            self->runner->drops++;
             return KPN_OK;
         }
-        if (KPNI_LIKELY(c->sent - c->received < c->cap))
+        if (KPNI_LIKELY(c->sent - KPNI_LOAD_ACQ(&c->received) < c->cap))
             break;
         kpni_sched_block(self, KPN_PROC_BLOCKED_WRITE, c);
     }
@@ -112,10 +145,9 @@ kpn_status kpn_send(kpn_chan *c, const void *msg)
     c->wpos += c->msg_size;
     if (c->wpos == c->ring_bytes)
         c->wpos = 0;
-    c->sent++;
-    self->net->messages++;
-    if (c->reader->state == KPN_PROC_BLOCKED_READ && c->reader->wait == c)
-        kpni_sched_ready(c->reader->runner, c->reader);
+    KPNI_STORE_REL(&c->sent, c->sent + 1);
+    self->runner->messages++;
+    release(self, c->reader, c, KPN_PROC_BLOCKED_READ);
     return KPN_OK;
 }
 
@@ -128,8 +160,8 @@ kpn_status kpn_recv(kpn_chan *c, void *msg)
     self = c->reader;
     if (KPNI_UNLIKELY(!is_running(self)))
         return KPN_EPERM;
-    while (c->sent == c->received) {
-        if (c->closed)
+    while (KPNI_LOAD_ACQ(&c->sent) == c->received) {
+        if (KPNI_LOAD(&c->closed))
             return KPN_EOF;
         kpni_sched_block(self, KPN_PROC_BLOCKED_READ, c);
     }
@@ -137,9 +169,8 @@ kpn_status kpn_recv(kpn_chan *c, void *msg)
     c->rpos += c->msg_size;
     if (c->rpos == c->ring_bytes)
         c->rpos = 0;
-    c->received++;
-    if (c->writer->state == KPN_PROC_BLOCKED_WRITE && c->writer->wait == c)
-        kpni_sched_ready(c->writer->runner, c->writer);
+    KPNI_STORE_REL(&c->received, c->received + 1);
+    release(self, c->writer, c, KPN_PROC_BLOCKED_WRITE);
     return KPN_OK;
 }
 
@@ -165,9 +196,8 @@ kpn_status kpn_close(kpn_chan *c)
         return KPN_EPERM;
     if (c->closed)
         return KPN_ESTATE;
-    c->closed = 1;
-    if (c->reader->state == KPN_PROC_BLOCKED_READ && c->reader->wait == c)
-        kpni_sched_ready(c->reader->runner, c->reader);
+    KPNI_STORE(&c->closed, 1);
+    release(c->writer, c->reader, c, KPN_PROC_BLOCKED_READ);
     return KPN_OK;
 }
 
@@ -226,5 +256,5 @@ size_t kpn_chan_capacity(const kpn_chan *c)
 
 size_t kpn_chan_fill(const kpn_chan *c)
 {
-    return kpni_chan_valid(c) ? (size_t)(c->sent - c->received) : 0;
+    return kpni_chan_valid(c) ? (size_t)(KPNI_LOAD(&c->sent) - KPNI_LOAD(&c->received)) : 0;
 }

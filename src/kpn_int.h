@@ -23,6 +23,19 @@
 #error "KPN_STACK_GUARD must be a multiple of 16, at least 16"
 #endif
 
+/* Several runners need threads, a lock and atomics.  A freestanding
+ * build (bare metal) has none and leaves the code out: runners must then
+ * be 1.  Set KPN_THREADS 0 in the config file to leave it out of a hosted
+ * build too, or 1 to keep it in a freestanding one whose port supplies
+ * port.h's thread group. */
+#ifndef KPN_THREADS
+#if defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 1
+#define KPN_THREADS 1
+#else
+#define KPN_THREADS 0
+#endif
+#endif
+
 /* Broken internal invariants (never caller mistakes) go here; the few
  * checks sit off the hot path, so they stay on in release builds.  Define
  * KPN_ASSERT(cond) in the config file to route them to your handler. */
@@ -69,6 +82,39 @@ void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 #define KPNI_UNPOISON(p, n) __asan_unpoison_memory_region((p), (n))
 #else
 #define KPNI_UNPOISON(p, n) ((void)0)
+#endif
+
+/* ThreadSanitizer must be told when a thread moves to another stack, or
+ * its shadow call stack is corrupted: each process is a TSan fiber. */
+#if defined(__SANITIZE_THREAD__)
+#define KPNI_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KPNI_TSAN 1
+#endif
+#endif
+#ifdef KPNI_TSAN
+void *__tsan_get_current_fiber(void);
+void *__tsan_create_fiber(unsigned flags);
+void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+#endif
+
+/* Fields that another runner may read without the net's lock are loaded
+ * and stored whole (relaxed atomics: plain moves on every target); the
+ * channel counters publish messages with acquire/release.  With one
+ * runner, or without threads, these compile to plain accesses. */
+#if KPN_THREADS
+#define KPNI_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define KPNI_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define KPNI_LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define KPNI_STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define KPNI_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#else
+#define KPNI_LOAD(p) (*(p))
+#define KPNI_STORE(p, v) (*(p) = (v))
+#define KPNI_LOAD_ACQ(p) (*(p))
+#define KPNI_STORE_REL(p, v) (*(p) = (v))
+#define KPNI_FENCE() ((void)0)
 #endif
 
 /* Object tags: catch a stale or foreign handle with KPN_EINVAL instead of
@@ -119,15 +165,36 @@ void *kpni_pool_alloc(kpni_pool *pool, size_t size);
 void kpni_pool_free(kpni_pool *pool, void *p);
 
 /* ------------------------------------------------------------------ */
-/* The runner: one thread multiplexing processes.  A ready process sits
- * on the run queue; the running one is 'current'; 'host' is the context
- * of the thread that called kpn_run, resumed when no process is ready. */
+/* A runner: one thread multiplexing processes.  A ready process sits on
+ * a runner's run queue (a deque: the owner takes from the front, thieves
+ * from the back); the running one is 'current'; 'host' is the context of
+ * the runner's own thread, resumed when it has no process to run.
+ *
+ * With several runners ('mt'), every change to a process's state, to a
+ * run queue, or to the resolver's bookkeeping happens under the net's
+ * lock (docs/runners.md).  The lock is held across a context switch and
+ * released by the context that resumes, so no process can be resumed
+ * before its registers are saved.  Counters are per runner, written only
+ * by the runner's own thread. */
 typedef struct kpni_runner {
     kpn_net *net;
     kpn_proc *current;
-    kpn_proc *head, *tail;    /* FIFO run queue through kpn_proc.next_ready */
+    kpn_proc *head, *tail;     /* run queue through next_ready/prev_ready */
     kpn_port_ctx *host;
-    int resolve;              /* cfg.resolve, where the hot path can see it */
+    int resolve;               /* cfg.resolve, where the hot path sees it */
+    int mt;                    /* more than one runner */
+    unsigned index;
+    int sleeping;              /* waiting on 'sem' (under the lock) */
+    uint32_t rng;              /* victim choice; per runner, no shared state */
+    uint64_t switches, messages, drops, steals, steal_attempts, sleeps;
+#if KPN_THREADS
+    kpn_port_sem *sem;
+    kpn_port_thread *thread;
+    unsigned char *stack;
+#endif
+#ifdef KPNI_TSAN
+    void *fiber;
+#endif
 } kpni_runner;
 
 typedef enum kpni_net_state {
@@ -146,12 +213,17 @@ struct kpn_net {
     kpni_net_state state;
     kpn_config cfg;
     kpni_arena arena;
-    kpni_runner runner;
+    kpni_runner *runners;          /* cfg.runners of them */
+    unsigned nrunners;
+#if KPN_THREADS
+    int lock;                      /* the net's lock (mt only) */
+    unsigned idle;                 /* runners with nothing to run (mt) */
+    int done;                      /* the run is over: runners return */
+#endif
     kpn_proc *procs, *procs_tail;  /* spawn order, through kpn_proc.next */
     kpn_chan *chans;               /* through kpn_chan.next */
     size_t nprocs, nchans;
     kpn_proc *fault;               /* overflowed stack, for kpn_net_fault */
-    uint64_t switches, messages, discarded;
     /* Why the run must stop now (KPN_OK: it need not).  Set inside a
      * process; every process that parks then returns to the host. */
     kpn_status halt;
@@ -185,13 +257,19 @@ struct kpn_proc {
     kpn_proc_state state;
     uint32_t nwaiters;         /* blocked processes waiting on this one */
     kpn_chan *wait;            /* channel it is blocked on (wait-for edge) */
-    kpn_proc *next_ready;      /* run queue link */
-    kpni_runner *runner;
+    kpn_proc *next_ready;      /* run queue links */
+    kpni_runner *runner;       /* running it, or last ran it, or queued on */
     kpn_port_ctx *ctx;
     unsigned char watched;     /* a write-blocked chain may end here */
     unsigned char dead;        /* on a true deadlock cycle: never runs again */
+    unsigned char pinned;      /* kpn_proc_pin was called */
     /* the rest */
     uint32_t magic;
+    unsigned home;             /* its runner under KPN_POLICY_STATIC */
+    kpn_proc *prev_ready;
+#ifdef KPNI_TSAN
+    void *fiber;
+#endif
     kpn_net *net;
     uint64_t switches;
     kpn_proc *next;            /* all processes, spawn order */
@@ -215,7 +293,7 @@ struct kpn_proc {
 struct kpn_chan {
     /* what every send and receive touches, first */
     uint32_t magic;
-    unsigned closed;
+    int closed;
     kpn_proc *writer, *reader;
     unsigned char *ring;
     size_t msg_size;
@@ -232,43 +310,55 @@ struct kpn_chan {
 
 static inline int kpni_proc_blocked(const kpn_proc *p)
 {
-    return p->state == KPN_PROC_BLOCKED_READ || p->state == KPN_PROC_BLOCKED_WRITE;
+    kpn_proc_state s = KPNI_LOAD(&p->state);
+    return s == KPN_PROC_BLOCKED_READ || s == KPN_PROC_BLOCKED_WRITE;
 }
 
 /* The wait-for edge of a blocked process: the other end of the channel it
- * waits on, the only process that can release it (channels are 1:1). */
+ * waits on, the only process that can release it (channels are 1:1).
+ * Read under the net's lock with several runners. */
 static inline kpn_proc *kpni_proc_waits_for(const kpn_proc *p)
 {
     return p->state == KPN_PROC_BLOCKED_READ ? p->wait->writer : p->wait->reader;
 }
 
-/* Put 'p' at the back of the run queue.  Inline: every send that wakes a
- * reader calls it.  The prefetch starts loading the registers 'p' saved
- * at its stack top while the waker finishes its hop, so the switch into
- * 'p' finds them in cache.
+void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p);
+
+/* Make 'p' ready; 'waker' is the runner doing it.  Inline: every send
+ * that wakes a reader calls it.  The prefetch starts loading the
+ * registers 'p' saved at its stack top while the waker finishes its hop,
+ * so the switch into 'p' finds them in cache.
  *
  * When 'p' was blocked, the process it waited on is the one waking it
  * (or the resolver, which does the same bookkeeping): chains of waiting
  * processes that ended at the waker through 'p' now end at 'p', so 'p'
- * inherits the waker's watch (docs/resolver.md, the wake rule). */
-static inline void kpni_sched_ready(kpni_runner *r, kpn_proc *p)
+ * inherits the waker's watch (docs/resolver.md, the wake rule).
+ *
+ * One runner: the back of the queue, so processes run in the order they
+ * became ready.  Several: kpni_sched_ready_mt, under the net's lock. */
+static inline void kpni_sched_ready(kpni_runner *waker, kpn_proc *p)
 {
 #if defined(__GNUC__) || defined(__clang__)
     __builtin_prefetch((const unsigned char *)p->ctx - 64, 0, 3);
 #endif
-    if (r->resolve && p->wait != NULL) {
-        kpn_proc *waker = kpni_proc_waits_for(p);
-        waker->nwaiters--;
-        p->watched |= waker->watched;
+    if (waker->resolve && p->wait != NULL) {
+        kpn_proc *v = kpni_proc_waits_for(p);
+        v->nwaiters--;
+        p->watched |= v->watched;
     }
-    p->state = KPN_PROC_READY;
-    p->wait = NULL;
+    KPNI_STORE(&p->state, KPN_PROC_READY);
+    KPNI_STORE(&p->wait, (kpn_chan *)NULL);
+    if (waker->mt) {
+        kpni_sched_ready_mt(waker, p);
+        return;
+    }
     p->next_ready = NULL;
-    if (r->tail != NULL)
-        r->tail->next_ready = p;
+    p->prev_ready = waker->tail;
+    if (waker->tail != NULL)
+        waker->tail->next_ready = p;
     else
-        r->head = p;
-    r->tail = p;
+        waker->head = p;
+    waker->tail = p;
 }
 
 /* The cheap check made at every switch: the two guard words nearest the
@@ -284,6 +374,12 @@ static inline int kpni_proc_guard_ok(const kpn_proc *p)
 /* sched.c */
 void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on);
 void kpni_sched_exit(kpn_proc *self);
+void kpni_sched_halt(kpn_net *net, kpn_status why);
+void kpni_sched_enqueue(kpni_runner *r, kpn_proc *p);
+#if KPN_THREADS
+void kpni_lock(kpn_net *net);
+void kpni_unlock(kpn_net *net);
+#endif
 
 /* proc.c */
 int kpni_proc_guard_intact(const kpn_proc *p);
@@ -292,6 +388,7 @@ void kpni_proc_finish(kpn_proc *p);
 /* chan.c */
 int kpni_chan_valid(const kpn_chan *c);
 kpn_status kpni_chan_grow(kpn_chan *c);
+int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why);
 
 /* resolve.c */
 int kpni_resolve_block(kpn_proc *self);

@@ -50,6 +50,10 @@ static void proc_entry(void *arg)
 {
     kpn_proc *self = arg;
 
+#if KPN_THREADS
+    if (self->runner->mt)
+        kpni_unlock(self->net); /* held across the switch that started us */
+#endif
     self->fn(self->arg);
     kpni_sched_exit(self);
 }
@@ -89,7 +93,6 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
     kpni_memset(p, 0, sizeof *p);
     p->magic = KPNI_PROC_MAGIC;
     p->net = net;
-    p->runner = &net->runner;
     p->ctx = (kpn_port_ctx *)(void *)top;
     p->fn = fn;
     p->arg = arg;
@@ -98,15 +101,34 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
     kpni_memcpy(name_copy, name != NULL ? name : "", name_len + 1);
     p->name = name_copy;
     kpn_port_init(p->ctx, p->stack_lo, stack, proc_entry, p);
+#ifdef KPNI_TSAN
+    p->fiber = __tsan_create_fiber(0);
+#endif
 
     if (net->procs_tail != NULL)
         net->procs_tail->next = p;
     else
         net->procs = p;
     net->procs_tail = p;
+    p->home = (unsigned)(net->nprocs % net->nrunners);
     net->nprocs++;
-    kpni_sched_ready(&net->runner, p);
+    kpni_sched_enqueue(&net->runners[p->home], p);
     *out = p;
+    return KPN_OK;
+}
+
+kpn_status kpn_proc_pin(kpn_proc *p, unsigned runner)
+{
+    if (p == NULL || p->magic != KPNI_PROC_MAGIC || runner >= p->net->nrunners)
+        return KPN_EINVAL;
+    if (p->net->state == KPNI_NET_RUNNING)
+        return KPN_ESTATE;
+    p->home = runner;
+    p->pinned = 1;
+    if (p->state == KPN_PROC_READY)
+        kpni_sched_enqueue(&p->net->runners[runner], p); /* moves it */
+    else
+        p->runner = &p->net->runners[runner];
     return KPN_OK;
 }
 
@@ -133,21 +155,20 @@ static size_t stack_peak(const kpn_proc *p)
 
 /* A process has returned: close what it writes, so readers see EOF after
  * draining; let go of what it reads, so writers blocked on it resume and
- * drop their message (kpn_send's discard rule). */
+ * drop their message (kpn_send's discard rule).  With several runners the
+ * net's lock is held: a blocker looks at 'closed' under it. */
 void kpni_proc_finish(kpn_proc *p)
 {
     kpn_chan *c;
 
     for (c = p->outs; c != NULL; c = c->next_out) {
-        c->closed = 1;
+        KPNI_STORE(&c->closed, 1);
         if (c->reader->state == KPN_PROC_BLOCKED_READ && c->reader->wait == c)
-            kpni_sched_ready(c->reader->runner, c->reader);
+            kpni_sched_ready(p->runner, c->reader);
     }
-    for (c = p->ins; c != NULL; c = c->next_in) {
-        p->net->discarded += c->sent - c->received;
+    for (c = p->ins; c != NULL; c = c->next_in)
         if (c->writer->state == KPN_PROC_BLOCKED_WRITE && c->writer->wait == c)
-            kpni_sched_ready(c->writer->runner, c->writer);
-    }
+            kpni_sched_ready(p->runner, c->writer);
 }
 
 kpn_status kpn_proc_stats_get(const kpn_proc *p, kpn_proc_stats *out)

@@ -44,15 +44,15 @@ static void record_true_deadlock(kpn_net *net, kpn_proc *member)
         net->deadlocks[net->true_deadlocks] = member;
     net->true_deadlocks++;
     if (net->cfg.strict)
-        net->halt = KPN_EDEADLOCK;
+        kpni_sched_halt(net, KPN_EDEADLOCK);
 }
 
 /* Release 'w', blocked writing a channel that has just grown.  Every
  * other member of its cycle now has a chain ending at 'w'. */
 static void release_writer(kpn_proc *w)
 {
-    kpni_sched_ready(w->runner, w);
     w->watched = 1;
+    kpni_sched_ready(w->runner, w);
 }
 
 /* 'self' closed a cycle.  Resolve it or record it; returns 1 if 'self'
@@ -75,7 +75,7 @@ static int on_cycle(kpn_proc *self)
         return 0;
     }
     if (kpni_chan_grow(smallest) != KPN_OK) {
-        net->halt = KPN_ERESERVE;
+        kpni_sched_halt(net, KPN_ERESERVE);
         net->pending = self;
         net->pending_chan = smallest;
         return 0;
@@ -87,8 +87,8 @@ static int on_cycle(kpn_proc *self)
     }
     /* 'self' does not block after all: undo what blocking did */
     kpni_proc_waits_for(self)->nwaiters--;
-    self->state = KPN_PROC_RUNNING;
-    self->wait = NULL;
+    KPNI_STORE(&self->state, KPN_PROC_RUNNING);
+    KPNI_STORE(&self->wait, (kpn_chan *)NULL);
     self->watched = 1;
     return 1;
 }

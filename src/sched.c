@@ -1,25 +1,201 @@
 /* SPDX-License-Identifier: MIT */
-/* The scheduler: run queue, the one place a process gives up the CPU, and kpn_run. */
+/* The scheduler: run queues, the one place a process gives up the CPU, runners, kpn_run. */
 #include "kpn_int.h"
 
-static kpn_proc *pop_ready(kpni_runner *r)
+#ifdef KPNI_TSAN
+#define SWITCH(from, to, fiber) (__tsan_switch_to_fiber((fiber), 0), kpn_port_switch((from), (to)))
+#define FIBER(p) ((p)->fiber)
+#else
+#define SWITCH(from, to, fiber) kpn_port_switch((from), (to))
+#define FIBER(p) NULL
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Run queues: deques through next_ready/prev_ready.  The owner works at
+ * the front, thieves take from the back.  With several runners, only
+ * under the net's lock. */
+
+static void push_back(kpni_runner *r, kpn_proc *p)
+{
+    KPNI_STORE(&p->runner, r);
+    p->next_ready = NULL;
+    p->prev_ready = r->tail;
+    if (r->tail != NULL)
+        r->tail->next_ready = p;
+    else
+        r->head = p;
+    r->tail = p;
+}
+
+static void unlink_ready(kpni_runner *r, kpn_proc *p)
+{
+    if (p->prev_ready != NULL)
+        p->prev_ready->next_ready = p->next_ready;
+    else
+        r->head = p->next_ready;
+    if (p->next_ready != NULL)
+        p->next_ready->prev_ready = p->prev_ready;
+    else
+        r->tail = p->prev_ready;
+}
+
+static kpn_proc *pop_front(kpni_runner *r)
 {
     kpn_proc *p = r->head;
 
     if (p != NULL) {
         r->head = p->next_ready;
-        if (r->head == NULL)
+        if (r->head != NULL)
+            r->head->prev_ready = NULL;
+        else
             r->tail = NULL;
     }
     return p;
 }
 
+/* Spawn and kpn_proc_pin: the back of 'r', in the order they come. */
+void kpni_sched_enqueue(kpni_runner *r, kpn_proc *p)
+{
+    if (KPNI_LOAD(&p->state) == KPN_PROC_READY && p->runner != NULL)
+        unlink_ready(p->runner, p);
+    KPNI_STORE(&p->state, KPN_PROC_READY);
+    push_back(r, p);
+}
+
 static void dispatch(kpni_runner *r, kpn_proc *p)
 {
-    p->state = KPN_PROC_RUNNING;
+    KPNI_STORE(&p->state, KPN_PROC_RUNNING);
+    KPNI_STORE(&p->runner, r);
     p->switches++;
-    r->net->switches++;
-    r->current = p;
+    r->switches++;
+    KPNI_STORE(&r->current, p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Several runners: the lock, sleeping and waking, stealing */
+
+#if KPN_THREADS
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* A test-and-test-and-set lock that yields the CPU when it spins long:
+ * held for a few hundred instructions at most (a block, a wake, a
+ * switch), so sleeping in the kernel would cost more than it saves. */
+void kpni_lock(kpn_net *net)
+{
+    int spins = 0;
+
+    while (__atomic_exchange_n(&net->lock, 1, __ATOMIC_ACQUIRE) != 0) {
+        while (__atomic_load_n(&net->lock, __ATOMIC_RELAXED) != 0) {
+            if (++spins < 100) {
+                cpu_relax();
+            } else {
+                spins = 0;
+                kpn_port_yield();
+            }
+        }
+    }
+}
+
+void kpni_unlock(kpn_net *net)
+{
+    __atomic_store_n(&net->lock, 0, __ATOMIC_RELEASE);
+}
+
+static void wake_runner(kpn_net *net, kpni_runner *r)
+{
+    KPNI_STORE(&r->sleeping, 0);
+    net->idle--;
+    kpn_port_sem_post(r->sem);
+}
+
+static void wake_all(kpn_net *net)
+{
+    unsigned i;
+
+    for (i = 0; i < net->nrunners; ++i)
+        if (net->runners[i].sleeping)
+            wake_runner(net, &net->runners[i]);
+}
+
+/* Under the lock: a woken process joins the front of its target's queue
+ * (it ran last, so its stack is warm: thesis 4.2.2.4), and a sleeping
+ * runner that can take it is woken. */
+void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
+{
+    kpn_net *net = waker->net;
+    kpni_runner *t;
+    unsigned i;
+
+    if (net->cfg.policy == KPN_POLICY_STATIC)
+        t = &net->runners[p->home];
+    else if (net->cfg.wake == KPN_WAKE_WAKER)
+        t = waker;
+    else
+        t = p->runner;
+    KPNI_STORE(&p->runner, t);
+    p->prev_ready = NULL;
+    p->next_ready = t->head;
+    if (t->head != NULL)
+        t->head->prev_ready = p;
+    else
+        t->tail = p;
+    t->head = p;
+    if (t->sleeping) {
+        wake_runner(net, t);
+    } else if (net->cfg.policy == KPN_POLICY_WS && net->idle > 0) {
+        for (i = 0; i < net->nrunners; ++i)
+            if (net->runners[i].sleeping) {
+                wake_runner(net, &net->runners[i]);
+                break;
+            }
+    }
+}
+
+/* Take a process from the back of a random other runner's queue: the
+ * back holds what its owner would run last. */
+static kpn_proc *steal(kpni_runner *r)
+{
+    kpn_net *net = r->net;
+    unsigned tries;
+
+    if (net->cfg.policy != KPN_POLICY_WS)
+        return NULL;
+    for (tries = 0; tries + 1 < net->nrunners; ++tries) {
+        kpni_runner *v;
+        kpn_proc *p;
+        r->rng ^= r->rng << 13;
+        r->rng ^= r->rng >> 17;
+        r->rng ^= r->rng << 5;
+        v = &net->runners[(r->index + 1 + r->rng % (net->nrunners - 1)) % net->nrunners];
+        r->steal_attempts++;
+        p = v->tail;
+        if (p != NULL) {
+            unlink_ready(v, p);
+            r->steals++;
+            return p;
+        }
+    }
+    return NULL;
+}
+
+#endif /* KPN_THREADS */
+
+/* The run must stop (a fault, an exhausted pool, a strict deadlock).
+ * Processes still ready stay queued for the next kpn_run; every runner
+ * returns to its host as its current process parks. */
+void kpni_sched_halt(kpn_net *net, kpn_status why)
+{
+    net->halt = why;
+#if KPN_THREADS
+    if (net->nrunners > 1)
+        wake_all(net);
+#endif
 }
 
 /*
@@ -29,6 +205,10 @@ static void dispatch(kpni_runner *r, kpn_proc *p)
  * next ready process is resumed directly; the host thread only when none
  * is left.  The guard check rides along: a process that overran its stack
  * is stopped here, before anything else trusts that memory.
+ *
+ * With several runners the net's lock is held on entry and travels with
+ * the switch: the context that resumes releases it, so no other runner
+ * can resume this process before its registers are saved.
  */
 static KPNI_NOINLINE void park(kpn_proc *self)
 {
@@ -36,23 +216,25 @@ static KPNI_NOINLINE void park(kpn_proc *self)
     kpn_proc *next;
 
     if (KPNI_UNLIKELY(!kpni_proc_guard_ok(self))) {
-        self->state = KPN_PROC_FAULTED;
+        KPNI_STORE(&self->state, KPN_PROC_FAULTED);
         r->net->fault = self;
-        r->net->halt = KPN_ESTACK;
-        r->current = NULL;
-        kpn_port_switch(self->ctx, r->host);
+        kpni_sched_halt(r->net, KPN_ESTACK);
+        KPNI_STORE(&r->current, (kpn_proc *)NULL);
+        SWITCH(self->ctx, r->host, FIBER(r));
         KPN_ASSERT(0); /* a faulted process is never resumed */
     }
-    /* once the run must stop, processes still ready stay queued for the
-     * next kpn_run and control goes back to the host */
-    next = KPNI_LIKELY(r->net->halt == KPN_OK) ? pop_ready(r) : NULL;
+    next = KPNI_LIKELY(r->net->halt == KPN_OK) ? pop_front(r) : NULL;
     if (next != NULL) {
         dispatch(r, next);
-        kpn_port_switch(self->ctx, next->ctx);
+        SWITCH(self->ctx, next->ctx, FIBER(next));
     } else {
-        r->current = NULL;
-        kpn_port_switch(self->ctx, r->host);
+        KPNI_STORE(&r->current, (kpn_proc *)NULL);
+        SWITCH(self->ctx, r->host, FIBER(r));
     }
+#if KPN_THREADS
+    if (self->runner->mt)
+        kpni_unlock(self->net);
+#endif
 }
 
 /* Block 'self' on channel 'on'.  With the resolver on, this is where a
@@ -61,31 +243,167 @@ static KPNI_NOINLINE void park(kpn_proc *self)
  * running or ready).  A read-block walks only if it can close a cycle
  * with a writer in it: someone waits on 'self' and 'self' is watched
  * (resolve.c says why); otherwise it costs an increment and two tests.
- * If the resolver grows self's own channel, 'self' does not block. */
+ * If the resolver grows self's own channel, 'self' does not block.
+ *
+ * With several runners the other end may be filling or draining the
+ * channel at this very moment.  Publishing the blocked state before
+ * looking at the channel again, while the other end publishes its
+ * counter before looking at this state, means one of the two sees the
+ * other: the message is not missed, or the wake is not. */
 void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
 {
-    self->state = why;
-    self->wait = on;
-    if (self->runner->resolve) {
+    kpni_runner *r = self->runner;
+
+#if KPN_THREADS
+    if (r->mt)
+        kpni_lock(self->net);
+#endif
+    KPNI_STORE(&self->wait, on);
+    KPNI_STORE(&self->state, why);
+#if KPN_THREADS
+    if (r->mt) {
+        KPNI_FENCE();
+        if (!kpni_chan_must_block(on, why)) {
+            KPNI_STORE(&self->state, KPN_PROC_RUNNING);
+            KPNI_STORE(&self->wait, (kpn_chan *)NULL);
+            kpni_unlock(self->net);
+            return;
+        }
+    }
+#endif
+    if (r->resolve) {
         kpni_proc_waits_for(self)->nwaiters++;
         if ((why == KPN_PROC_BLOCKED_WRITE || (self->watched && self->nwaiters != 0)) &&
-            kpni_resolve_block(self))
+            kpni_resolve_block(self)) {
+#if KPN_THREADS
+            if (r->mt)
+                kpni_unlock(self->net);
+#endif
             return;
+        }
     }
     park(self);
 }
 
 void kpni_sched_exit(kpn_proc *self)
 {
-    self->state = KPN_PROC_EXITED;
+#if KPN_THREADS
+    if (self->runner->mt)
+        kpni_lock(self->net);
+#endif
+    KPNI_STORE(&self->state, KPN_PROC_EXITED);
     kpni_proc_finish(self);
     park(self);
     KPN_ASSERT(0); /* an exited process is never resumed */
 }
 
+/* ------------------------------------------------------------------ */
+/* A runner's own loop, on its thread's stack (runner 0: the caller of
+ * kpn_run).  It resumes a process and gets control back only when that
+ * process's runner has nothing ready, so it turns once per quiet spell. */
+
+static void runner_loop(kpni_runner *r)
+{
+    kpn_net *net = r->net;
+    kpn_proc *p;
+    kpn_status quiet;
+
+#ifdef KPNI_TSAN
+    r->fiber = __tsan_get_current_fiber();
+#endif
+#if KPN_THREADS
+    if (r->mt)
+        kpni_lock(net);
+#endif
+    for (;;) {
+        if (net->halt != KPN_OK)
+            break;
+#if KPN_THREADS
+        if (r->mt && net->done)
+            break;
+#endif
+        p = pop_front(r);
+#if KPN_THREADS
+        if (p == NULL && r->mt)
+            p = steal(r);
+#endif
+        if (p != NULL) {
+            dispatch(r, p);
+            SWITCH(r->host, p->ctx, FIBER(p));
+            continue;
+        }
+#if KPN_THREADS
+        if (r->mt && net->idle + 1 < net->nrunners) {
+            /* others are busy: spin a little, then sleep until woken */
+            int spin;
+            KPNI_STORE(&r->sleeping, 1);
+            net->idle++;
+            kpni_unlock(net);
+            for (spin = 0; spin < 200 && KPNI_LOAD(&r->sleeping); ++spin)
+                cpu_relax();
+            r->sleeps++;
+            kpn_port_sem_wait(r->sem);
+            kpni_lock(net);
+            continue;
+        }
+#endif
+        /* Nothing is ready and nothing runs anywhere: the net is at rest. */
+        if (!r->resolve)
+            break;
+        quiet = kpni_resolve_quiet(net);
+        if (quiet == KPN_OK)
+            continue; /* a writer was released */
+        if (quiet == KPN_ERESERVE)
+            kpni_sched_halt(net, KPN_ERESERVE);
+        break;
+    }
+    KPNI_STORE(&r->current, (kpn_proc *)NULL);
+#if KPN_THREADS
+    if (r->mt) {
+        net->done = 1;
+        wake_all(net);
+        kpni_unlock(net);
+    }
+#endif
+}
+
+#if KPN_THREADS
+static void runner_thread(void *arg)
+{
+    runner_loop(arg);
+}
+
+/* Runner 0 is the calling thread; the others are started for this run
+ * and joined before it returns. */
+static kpn_status run_runners(kpn_net *net)
+{
+    unsigned i, started;
+
+    net->done = 0;
+    net->idle = 0;
+    for (i = 0; i < net->nrunners; ++i)
+        KPNI_STORE(&net->runners[i].sleeping, 0);
+    for (started = 1; started < net->nrunners; ++started) {
+        kpni_runner *r = &net->runners[started];
+        if (kpn_port_thread_start(r->thread, r->stack, net->cfg.runner_stack, runner_thread, r) != 0)
+            break;
+    }
+    if (started < net->nrunners) {
+        kpni_lock(net);
+        net->done = 1;
+        wake_all(net);
+        kpni_unlock(net);
+    } else {
+        runner_loop(&net->runners[0]);
+    }
+    for (i = 1; i < started; ++i)
+        kpn_port_thread_join(net->runners[i].thread);
+    return started < net->nrunners ? KPN_ETHREAD : KPN_OK;
+}
+#endif
+
 kpn_status kpn_run(kpn_net *net)
 {
-    kpni_runner *r;
     kpn_proc *p;
     kpn_status halt;
 
@@ -95,28 +413,20 @@ kpn_status kpn_run(kpn_net *net)
         return KPN_ESTATE;
     if (net->state == KPNI_NET_FAULTED)
         return KPN_ESTACK;
-
-    r = &net->runner;
     if (net->pending_chan != NULL && kpni_resolve_pending(net) != KPN_OK)
         return KPN_ERESERVE;
+
     net->state = KPNI_NET_RUNNING;
-    for (;;) {
-        /* The host resumes only when no process is ready or the run must
-         * stop, so this loop turns about once per quiet spell. */
-        while (net->halt == KPN_OK && (p = pop_ready(r)) != NULL) {
-            dispatch(r, p);
-            kpn_port_switch(r->host, p->ctx);
+#if KPN_THREADS
+    if (net->nrunners > 1) {
+        halt = run_runners(net);
+        if (halt != KPN_OK) {
+            net->state = KPNI_NET_IDLE;
+            return halt;
         }
-        r->current = NULL;
-        if (net->halt != KPN_OK || !r->resolve)
-            break;
-        halt = kpni_resolve_quiet(net);
-        if (halt == KPN_OK)
-            continue; /* a writer was released */
-        if (halt == KPN_ERESERVE)
-            net->halt = KPN_ERESERVE;
-        break;
-    }
+    } else
+#endif
+        runner_loop(&net->runners[0]);
 
     /* The switch checks only the guard words nearest each stack; a frame
      * with a gap can step over them.  Before declaring the run over,
@@ -139,7 +449,7 @@ kpn_status kpn_run(kpn_net *net)
         return halt;
     if (net->cfg.strict && net->true_deadlocks != 0)
         return KPN_EDEADLOCK;
-    for (p = net->procs; p != NULL && !r->resolve; p = p->next)
+    for (p = net->procs; p != NULL && !net->cfg.resolve; p = p->next)
         if (p->state == KPN_PROC_BLOCKED_WRITE)
             return KPN_EDEADLOCK;
     return KPN_OK;

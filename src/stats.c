@@ -5,6 +5,8 @@
 kpn_status kpn_net_stats(const kpn_net *net, kpn_stats *out)
 {
     const kpn_proc *p;
+    const kpn_chan *c;
+    unsigned i;
 
     if (!kpni_net_valid(net) || out == NULL)
         return KPN_EINVAL;
@@ -19,9 +21,21 @@ kpn_status kpn_net_stats(const kpn_net *net, kpn_stats *out)
         default: break;
         }
     }
-    out->switches = net->switches;
-    out->messages = net->messages;
-    out->discarded = net->discarded;
+    for (i = 0; i < net->nrunners; ++i) {
+        const kpni_runner *r = &net->runners[i];
+        out->switches += r->switches;
+        out->messages += r->messages;
+        out->discarded += r->drops;
+        out->steals += r->steals;
+        out->steal_attempts += r->steal_attempts;
+        out->sleeps += r->sleeps;
+        out->runner_switches[i] = r->switches;
+    }
+    out->runners = net->nrunners;
+    /* what was queued for a reader that exited is never received either */
+    for (c = net->chans; c != NULL; c = c->next)
+        if (c->reader->state == KPN_PROC_EXITED)
+            out->discarded += c->sent - c->received;
     out->arena_size = (size_t)(net->arena.end - net->arena.base) + net->cfg.reserve_size;
     out->arena_used = (size_t)(net->arena.next - net->arena.base);
     out->detections = net->detections;

@@ -12,6 +12,7 @@ static const char *const messages[KPN_STATUS_COUNT] = {
     "the reserve pool cannot hold the channel growth needed",    /* KPN_ERESERVE */
     "a process overflowed its stack",                            /* KPN_ESTACK */
     "deadlock: processes wait on each other to write",           /* KPN_EDEADLOCK */
+    "the system refused a runner thread or semaphore",           /* KPN_ETHREAD */
 };
 
 const char *kpn_strerror(kpn_status s)

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/* The port's thread services on POSIX threads, for both hosted ports: runner threads on arena stacks, a sleeping semaphore, yield. */
+
+/* pthread_attr_setstack and pthread_sigmask are POSIX.1-2008.  On Linux,
+ * dl_iterate_phdr (used to measure static TLS, below) is declared only
+ * under _GNU_SOURCE. */
+#define _POSIX_C_SOURCE 200809L
+#if defined(__linux__)
+#define _GNU_SOURCE
+#endif
+
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <link.h>
+#endif
+
+#include "port.h"
+
+/*
+ * A thread on a stack the caller owns
+ * -----------------------------------
+ * The stack is arena memory.  glibc does not keep its bookkeeping apart
+ * from a stack given with pthread_attr_setstack: it carves the thread
+ * descriptor ('struct pthread', 2304 bytes on glibc 2.36 x86-64) and the
+ * static TLS block of every module loaded at start-up, plus a surplus
+ * for modules dlopen'ed later, from the top, and 'fn' runs below them:
+ *
+ *     stack                                               stack + size
+ *     |<-------- what 'fn' can use -------->|<- TLS ->|<- descriptor ->|
+ *                                     grows down <-- first frame
+ *
+ * pthread_create refuses (EINVAL) only when less than 2 KiB would be
+ * left, so a minimum of PTHREAD_STACK_MIN alone leaves 'fn' far less
+ * than that.  Measured here (glibc 2.36, x86-64): 'fn' starts 4.4 KiB
+ * below the top in a plain build, 6.3 KiB under clang's ThreadSanitizer
+ * and 770 KiB under gcc's, whose runtime keeps its per-thread state in
+ * static TLS.  So 'kpn_port_thread_stack_min' adds the static TLS of the
+ * loaded modules, measured at run time, to glibc's own floor and keeps a
+ * reserve for the descriptor and the surplus: 'fn' then gets at least
+ * the floor.  The memory must stay untouched until the join returns:
+ * the descriptor is still read there, and glibc keeps threads on
+ * user stacks in a list until they are joined.
+ *
+ * Other systems: musl puts TLS on the given stack only when it is small
+ * (else it maps it apart); macOS and the BSDs keep the descriptor and
+ * TLS elsewhere, but macOS wants the stack's address and size to be
+ * whole pages, so the region is trimmed to pages there.
+ */
+
+/* The descriptor, glibc's TLS surplus (about 1.7 KiB by default) and
+ * the alignment of the TLS block, with room to spare. */
+#define TOP_RESERVE (8u * 1024u)
+
+/* ThreadSanitizer and MemorySanitizer warn, and may fail, when a
+ * caller-supplied stack is smaller than 128 KiB plus their TLS (their
+ * pthread_create interceptor checks it).  Only this file's own build
+ * flags are visible here, which is how the test suite builds. */
+#if defined(__SANITIZE_THREAD__)
+#define SANITIZER_FLOOR (128u * 1024u)
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define SANITIZER_FLOOR (128u * 1024u)
+#endif
+#endif
+
+#define ROUND16(n) (((n) + 15u) / 16u * 16u)
+
+struct kpn_port_thread {
+    pthread_t id;
+    void (*fn)(void *);
+    void *arg;
+};
+
+/*
+ * The semaphore is a mutex, a condition variable and a count rather than
+ * an unnamed sem_t: sem_init is not implemented on macOS (it fails with
+ * ENOSYS), and pthread_cond_wait never fails with EINTR, whereas sem_wait
+ * returns EINTR after a signal handler runs (on Linux even with
+ * SA_RESTART) and needs a retry loop.  A futex would be Linux only.  The
+ * cost is a lock in 'post', which the core calls only to wake a sleeping
+ * runner; it also makes 'post' unsafe in a signal handler.  'waiters'
+ * lets a post skip the wake-up system call when nobody sleeps.
+ */
+struct kpn_port_sem {
+    pthread_mutex_t lock;
+    pthread_cond_t posted;
+    unsigned long count;   /* posts not yet taken by a wait */
+    unsigned long waiters; /* threads asleep in kpn_port_sem_wait */
+};
+
+/* The core carves both 16-aligned: neither may need more. */
+struct thread_alignment { char c; struct kpn_port_thread t; };
+struct sem_alignment { char c; struct kpn_port_sem s; };
+typedef char thread_alignment_fits_16[offsetof(struct thread_alignment, t) <= 16 ? 1 : -1];
+typedef char sem_alignment_fits_16[offsetof(struct sem_alignment, s) <= 16 ? 1 : -1];
+
+size_t kpn_port_thread_size(void)
+{
+    return ROUND16(sizeof(struct kpn_port_thread));
+}
+
+size_t kpn_port_sem_size(void)
+{
+    return ROUND16(sizeof(struct kpn_port_sem));
+}
+
+/* The boundary a caller's stack is trimmed to (see the picture above). */
+static size_t stack_alignment(void)
+{
+#if defined(__APPLE__)
+    long page = sysconf(_SC_PAGESIZE);
+
+    if (page > 16)
+        return (size_t)page;
+#endif
+    return 16;
+}
+
+#if defined(__linux__)
+/* dl_iterate_phdr callback: adds each module's TLS segment, with the
+ * padding its alignment may cost, to the size_t at 'data'.  Modules
+ * dlopen'ed later are counted too: that errs on the safe side, but a
+ * dlopen of a module with TLS raises the minimum from then on. */
+static int add_tls(struct dl_phdr_info *info, size_t info_size, void *data)
+{
+    size_t *total = data;
+    size_t i;
+
+    (void)info_size;
+    for (i = 0; i < (size_t)info->dlpi_phnum; ++i) {
+        if (info->dlpi_phdr[i].p_type == PT_TLS)
+            *total += (size_t)info->dlpi_phdr[i].p_memsz +
+                      (size_t)info->dlpi_phdr[i].p_align;
+    }
+    return 0;
+}
+#endif
+
+/* Bytes of a caller's stack the C library keeps for its own use. */
+static size_t library_reserve(void)
+{
+    size_t tls = 0;
+
+#if defined(__linux__)
+    (void)dl_iterate_phdr(add_tls, &tls);
+#endif
+    return tls + TOP_RESERVE;
+}
+
+/* Computed on every call rather than cached: a cache would be global
+ * state shared by threads, and the core asks only when it checks a
+ * configuration or starts a runner. */
+size_t kpn_port_thread_stack_min(void)
+{
+    size_t least = 16u * 1024u; /* for a C library that states none */
+    size_t min;
+
+#if defined(PTHREAD_STACK_MIN)
+    least = (size_t)PTHREAD_STACK_MIN; /* glibc: 16 KiB on x86-64 */
+#endif
+#if defined(_SC_THREAD_STACK_MIN)
+    {
+        /* glibc 2.34 and later raise it on CPUs whose signal frame is
+         * large (AVX-512). */
+        long dynamic = sysconf(_SC_THREAD_STACK_MIN);
+
+        if (dynamic > 0 && (size_t)dynamic > least)
+            least = (size_t)dynamic;
+    }
+#endif
+#if defined(SANITIZER_FLOOR)
+    if (least < SANITIZER_FLOOR)
+        least = SANITIZER_FLOOR;
+#endif
+    /* Trimming to the alignment may cost one boundary at each end. */
+    min = least + library_reserve() + 2 * (stack_alignment() - 16);
+    return ROUND16(min);
+}
+
+static void *thread_main(void *self)
+{
+    struct kpn_port_thread *t = self;
+
+    t->fn(t->arg);
+    return NULL;
+}
+
+/*
+ * The new thread starts with every asynchronous signal blocked (it
+ * inherits the mask in force at pthread_create).  A runner may be on a
+ * process's 1 KiB stack when a signal arrives, and a handler there would
+ * overflow it; blocked here, a signal sent to the process goes to a
+ * thread that does not block it (the one that called kpn_run), as it
+ * does with one runner.  Faults stay unblocked: blocking one that the
+ * thread itself raises would kill the program without running the
+ * handler (a sanitizer's report, say).
+ */
+int kpn_port_thread_start(kpn_port_thread *t, void *stack, size_t size,
+                          void (*fn)(void *), void *arg)
+{
+    size_t align = stack_alignment();
+    uintptr_t low, high;
+    pthread_attr_t attr;
+    sigset_t blocked, saved;
+    int status;
+
+    if (t == NULL || stack == NULL || fn == NULL ||
+        size < kpn_port_thread_stack_min() ||
+        size > UINTPTR_MAX - (uintptr_t)stack)
+        return -1;
+    /* Use only the aligned part of [stack, stack + size): the minimum
+     * allows for what trimming costs. */
+    low = ((uintptr_t)stack + (align - 1)) / align * align;
+    high = ((uintptr_t)stack + size) / align * align;
+
+    t->fn = fn;
+    t->arg = arg;
+
+    status = pthread_attr_init(&attr);
+    if (status != 0)
+        return status;
+    status = pthread_attr_setstack(&attr, (void *)low, (size_t)(high - low));
+    if (status == 0) {
+        (void)sigfillset(&blocked);
+        (void)sigdelset(&blocked, SIGSEGV);
+        (void)sigdelset(&blocked, SIGBUS);
+        (void)sigdelset(&blocked, SIGFPE);
+        (void)sigdelset(&blocked, SIGILL);
+#if defined(SIGTRAP)
+        (void)sigdelset(&blocked, SIGTRAP);
+#endif
+#if defined(SIGSYS)
+        (void)sigdelset(&blocked, SIGSYS);
+#endif
+        status = pthread_sigmask(SIG_SETMASK, &blocked, &saved);
+        if (status == 0) {
+            status = pthread_create(&t->id, &attr, thread_main, t);
+            (void)pthread_sigmask(SIG_SETMASK, &saved, NULL);
+        }
+    }
+    (void)pthread_attr_destroy(&attr);
+    return status;
+}
+
+void kpn_port_thread_join(kpn_port_thread *t)
+{
+    /* Fails only for a thread that was never started or already joined:
+     * a core bug, and there is nothing to report it to. */
+    (void)pthread_join(t->id, NULL);
+}
+
+int kpn_port_sem_init(kpn_port_sem *s)
+{
+    int status = pthread_mutex_init(&s->lock, NULL);
+
+    if (status != 0)
+        return status;
+    status = pthread_cond_init(&s->posted, NULL);
+    if (status != 0) {
+        (void)pthread_mutex_destroy(&s->lock);
+        return status;
+    }
+    s->count = 0;
+    s->waiters = 0;
+    return 0;
+}
+
+void kpn_port_sem_wait(kpn_port_sem *s)
+{
+    (void)pthread_mutex_lock(&s->lock);
+    /* A loop, because a condition variable may wake spuriously. */
+    while (s->count == 0) {
+        s->waiters++;
+        (void)pthread_cond_wait(&s->posted, &s->lock);
+        s->waiters--;
+    }
+    s->count--;
+    (void)pthread_mutex_unlock(&s->lock);
+}
+
+void kpn_port_sem_post(kpn_port_sem *s)
+{
+    (void)pthread_mutex_lock(&s->lock);
+    s->count++;
+    /* Signalled under the lock: the woken thread cannot return from its
+     * wait, and perhaps destroy the semaphore, while this call still
+     * uses the condition variable. */
+    if (s->waiters > 0)
+        (void)pthread_cond_signal(&s->posted);
+    (void)pthread_mutex_unlock(&s->lock);
+}
+
+void kpn_port_sem_destroy(kpn_port_sem *s)
+{
+    (void)pthread_cond_destroy(&s->posted);
+    (void)pthread_mutex_destroy(&s->lock);
+}
+
+void kpn_port_yield(void)
+{
+    (void)sched_yield();
+}

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/* Several runners: configuration, placement, determinism against a reference, stress. */
+#include "unity.h"
+#include "kpn.h"
+#include "support/randnet.h"
+
+TEST_SOURCE_FILE("src/arena.c")
+TEST_SOURCE_FILE("src/chan.c")
+TEST_SOURCE_FILE("src/net.c")
+TEST_SOURCE_FILE("src/pool.c")
+TEST_SOURCE_FILE("src/proc.c")
+TEST_SOURCE_FILE("src/resolve.c")
+TEST_SOURCE_FILE("src/sched.c")
+TEST_SOURCE_FILE("src/stats.c")
+TEST_SOURCE_FILE("src/status.c")
+TEST_SOURCE_FILE("port/posix/port_posix.c")
+TEST_SOURCE_FILE("port/posix/thread_posix.c")
+
+#define STACK 16384
+static unsigned char arena[8 << 20];
+static kpn_net *net;
+
+/* Sanitizers slow every switch by an order of magnitude; the stress
+ * counts shrink with them, the checks do not. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SLOW 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SLOW 1
+#endif
+#endif
+#ifndef SLOW
+#define SLOW 0
+#endif
+
+static kpn_config config(unsigned runners, kpn_policy policy, kpn_wake wake)
+{
+    kpn_config cfg;
+
+    kpn_config_default(&cfg);
+    cfg.runners = runners;
+    cfg.policy = policy;
+    cfg.wake = wake;
+    cfg.reserve_size = 256 * 1024;
+    return cfg;
+}
+
+static void init(unsigned runners, kpn_policy policy, kpn_wake wake)
+{
+    kpn_config cfg = config(runners, policy, wake);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+}
+
+void setUp(void)
+{
+    init(2, KPN_POLICY_WS, KPN_WAKE_LAST);
+}
+
+void tearDown(void) {}
+
+static void idle(void *arg) { (void)arg; }
+
+/* ------------------------------------------------------------ config */
+
+void test_runner_configuration_is_checked(void)
+{
+    kpn_config cfg;
+
+    kpn_config_default(&cfg);
+    TEST_ASSERT_EQUAL_UINT(1, cfg.runners);
+    TEST_ASSERT_EQUAL_INT(KPN_POLICY_WS, cfg.policy);
+    TEST_ASSERT_EQUAL_INT(KPN_WAKE_LAST, cfg.wake);
+    cfg.runners = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    cfg.runners = KPN_MAX_RUNNERS + 1;
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_size_net(&cfg));
+    cfg.runners = 2;
+    cfg.runner_stack = 16;
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    kpn_config_default(&cfg);
+    cfg.policy = (kpn_policy)7;
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    kpn_config_default(&cfg);
+    cfg.wake = (kpn_wake)7;
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
+}
+
+void test_size_net_covers_the_runners_and_their_stacks(void)
+{
+    kpn_config cfg = config(KPN_MAX_RUNNERS, KPN_POLICY_WS, KPN_WAKE_LAST);
+    size_t need = kpn_size_net(&cfg);
+    kpn_stats st;
+
+    cfg.reserve_size = 0;
+    need = kpn_size_net(&cfg);
+    TEST_ASSERT_GREATER_THAN(31 * cfg.runner_stack, need);
+    TEST_ASSERT_LESS_OR_EQUAL(sizeof arena - 8, need);
+    TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_net_init(&net, arena + 8, need - 16, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena + 8, need, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net)); /* 32 runners, nothing to do */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT(KPN_MAX_RUNNERS, st.runners);
+}
+
+void test_pin_checks_its_arguments(void)
+{
+    kpn_proc *p;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_proc_pin(NULL, 0));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_proc_pin(p, 2));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(p, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+}
+
+static kpn_proc *pin_self;
+static kpn_status pin_while_running;
+static void pins_itself(void *arg)
+{
+    (void)arg;
+    pin_while_running = kpn_proc_pin(pin_self, 0);
+}
+
+void test_pin_while_running_is_refused(void)
+{
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &pin_self, "p", pins_itself, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, pin_while_running);
+}
+
+/* Under the static policy a pinned process runs only on its runner. */
+static kpn_chan *pp_ab, *pp_ba;
+static long pp_rounds, pp_seen_a, pp_seen_b;
+
+static void ping(void *arg)
+{
+    long i, v = 0;
+    (void)arg;
+    for (i = 0; i < pp_rounds; ++i) {
+        kpn_send(pp_ab, &i);
+        if (kpn_recv(pp_ba, &v) != KPN_OK || v != i)
+            return;
+        pp_seen_a++;
+    }
+}
+
+static void pong(void *arg)
+{
+    long v;
+    (void)arg;
+    while (kpn_recv(pp_ab, &v) == KPN_OK) {
+        pp_seen_b++;
+        kpn_send(pp_ba, &v);
+    }
+}
+
+static void build_ping_pong(long rounds, unsigned ra, unsigned rb)
+{
+    kpn_proc *a, *b;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &a, "ping", ping, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &b, "pong", pong, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(a, ra));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(b, rb));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &pp_ab, a, b, sizeof(long), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &pp_ba, b, a, sizeof(long), 1));
+    pp_rounds = rounds;
+    pp_seen_a = pp_seen_b = 0;
+}
+
+void test_static_pinning_keeps_processes_on_their_runner(void)
+{
+    kpn_stats st;
+
+    init(3, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+    build_ping_pong(1000, 2, 2);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(1000, (int)pp_seen_a);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64(0, st.runner_switches[0]);
+    TEST_ASSERT_EQUAL_UINT64(0, st.runner_switches[1]);
+    TEST_ASSERT_EQUAL_UINT64(st.switches, st.runner_switches[2]);
+    TEST_ASSERT_EQUAL_UINT64(0, st.steals);
+}
+
+/* Blocks and wakes across two runners, a million round trips, counted
+ * exactly. */
+void test_ping_pong_across_runners_counts_exactly(void)
+{
+    long rounds = SLOW ? 20000 : 1000000;
+    kpn_stats st;
+
+    init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+    build_ping_pong(rounds, 0, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT64(rounds, pp_seen_a);
+    TEST_ASSERT_EQUAL_INT64(rounds, pp_seen_b);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64((uint64_t)rounds * 2, st.messages);
+    TEST_ASSERT_GREATER_THAN(0, st.runner_switches[0]);
+    TEST_ASSERT_GREATER_THAN(0, st.runner_switches[1]);
+    TEST_ASSERT_EQUAL_UINT64(st.switches, st.runner_switches[0] + st.runner_switches[1]);
+}
+
+/* ------------------------------------------------------------ determinism */
+
+/* The resolver's random cyclic networks give the unbounded reference's
+ * histories whatever the runner count, policy, wake rule and capacity. */
+void test_random_networks_are_deterministic_across_runners(void)
+{
+    static const unsigned counts[] = {1, 2, 3, 4, 8};
+    static rn_net n;
+    static rn_run run;
+    uint32_t ref[RN_MAX_PROCS];
+    uint32_t seed, seeds = SLOW ? 4 : 25;
+    unsigned k, policy, wake;
+    size_t cap;
+    int i, runs = 0;
+    uint64_t steals = 0, resolutions = 0;
+
+    for (seed = 100; seed < 100 + seeds; ++seed) {
+        rn_generate(&n, seed, 10);
+        rn_simulate(&n, ref);
+        for (k = 0; k < sizeof counts / sizeof counts[0]; ++k)
+            for (policy = 0; policy < 2; ++policy)
+                for (wake = 0; wake < 2; ++wake)
+                    for (cap = 1; cap <= 4; cap += 3) {
+                        kpn_stats st;
+                        init(counts[k], (kpn_policy)policy, (kpn_wake)wake);
+                        TEST_ASSERT_EQUAL_INT(KPN_OK, rn_build(net, &n, &run, cap, 8192));
+                        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+                        for (i = 0; i < n.nprocs; ++i)
+                            TEST_ASSERT_EQUAL_HEX32(ref[i], run.hash[i]);
+                        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+                        steals += st.steals;
+                        resolutions += st.resolutions;
+                        ++runs;
+                    }
+    }
+    TEST_ASSERT_GREATER_THAN(0, (long)steals);
+    TEST_ASSERT_GREATER_THAN(0, (long)resolutions);
+    TEST_ASSERT_EQUAL_INT((int)seeds * 5 * 2 * 2 * 2, runs);
+}
+
+/* ------------------------------------------------------------ halts */
+
+/* Thesis figure 3.7 on two runners: the pool runs out cleanly, nothing is
+ * lost, and the net goes on after kpn_reserve_add. */
+static kpn_chan *c1, *c2, *c3;
+static int a_sent2, b_got2, b_bad;
+
+static void fig37_a(void *arg)
+{
+    int token = 0;
+    (void)arg;
+    for (;;) {
+        kpn_send(c2, &a_sent2);
+        a_sent2++;
+        kpn_send(c2, &a_sent2);
+        a_sent2++;
+        kpn_send(c1, &token);
+        kpn_recv(c3, &token);
+    }
+}
+
+static void fig37_b(void *arg)
+{
+    int v, token = 0;
+    (void)arg;
+    for (;;) {
+        kpn_recv(c1, &token);
+        kpn_recv(c2, &v);
+        b_bad += v != b_got2;
+        b_got2++;
+        kpn_send(c3, &token);
+    }
+}
+
+void test_an_exhausted_pool_stops_every_runner_and_nothing_is_lost(void)
+{
+    static unsigned char more[16 * 1024];
+    kpn_config cfg = config(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+    kpn_proc *pa, *pb;
+    int first;
+
+    cfg.reserve_size = 4096;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &pa, "A", fig37_a, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &pb, "B", fig37_b, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(pa, 0));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(pb, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c1, pa, pb, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c2, pa, pb, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c3, pb, pa, sizeof(int), 1));
+    a_sent2 = b_got2 = b_bad = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(0, b_bad);
+    TEST_ASSERT_EQUAL_INT(a_sent2, b_got2 + (int)kpn_chan_fill(c2));
+    first = b_got2;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(net, more, sizeof more));
+    TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(0, b_bad);
+    TEST_ASSERT_GREATER_THAN(first, b_got2);
+    TEST_ASSERT_EQUAL_INT(a_sent2, b_got2 + (int)kpn_chan_fill(c2));
+}
+
+/* An overflow on one runner stops the others too. */
+static kpn_proc *deep;
+static int recurse(const unsigned char *limit, int depth);
+static int (*volatile recurse_next)(const unsigned char *, int) = recurse;
+static int recurse(const unsigned char *limit, int depth)
+{
+    volatile unsigned char here[32];
+    size_t i;
+    for (i = 0; i < sizeof here; ++i)
+        here[i] = (unsigned char)depth;
+    if ((const unsigned char *)here + sizeof here < limit)
+        return here[0];
+    return recurse_next(limit, depth + 1) + here[1];
+}
+
+static void overflows(void *arg)
+{
+    kpn_proc_stats ps;
+    long v;
+    (void)arg;
+    kpn_proc_stats_get(deep, &ps);
+    recurse((const unsigned char *)ps.stack_base - 16, 0);
+    kpn_recv(pp_ab, &v);
+}
+
+static void spins_on_messages(void *arg)
+{
+    long i;
+    (void)arg;
+    for (i = 0; i < 1000000; ++i)
+        kpn_send(pp_ba, &i);
+}
+
+static void drains(void *arg)
+{
+    long v;
+    (void)arg;
+    while (kpn_recv(pp_ba, &v) == KPN_OK)
+        ;
+}
+
+void test_a_stack_overflow_on_one_runner_stops_them_all(void)
+{
+    kpn_proc *s, *d;
+
+    init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &deep, "deep", overflows, NULL, 4096));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &s, "sender", spins_on_messages, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &d, "drain", drains, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(deep, 0));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(s, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(d, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &pp_ab, s, deep, sizeof(long), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &pp_ba, s, d, sizeof(long), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTACK, kpn_run(net));
+    TEST_ASSERT_EQUAL_PTR(deep, kpn_net_fault(net));
+}
