@@ -322,7 +322,9 @@ static inline kpn_proc *kpni_proc_waits_for(const kpn_proc *p)
     return p->state == KPN_PROC_BLOCKED_READ ? p->wait->writer : p->wait->reader;
 }
 
+#if KPN_THREADS
 void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p);
+#endif
 
 /* Make 'p' ready; 'waker' is the runner doing it.  Inline: every send
  * that wakes a reader calls it.  The prefetch starts loading the
@@ -348,10 +350,12 @@ static inline void kpni_sched_ready(kpni_runner *waker, kpn_proc *p)
     }
     KPNI_STORE(&p->state, KPN_PROC_READY);
     KPNI_STORE(&p->wait, (kpn_chan *)NULL);
+#if KPN_THREADS
     if (waker->mt) {
         kpni_sched_ready_mt(waker, p);
         return;
     }
+#endif
     p->next_ready = NULL;
     p->prev_ready = waker->tail;
     if (waker->tail != NULL)
