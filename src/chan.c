@@ -103,7 +103,7 @@ int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why)
  * changed the channel.  With several runners 'self' publishes its change
  * before looking at 'other', which published its state before looking at
  * the channel (kpni_sched_block): one of the two sees the other. */
-static void release(kpn_proc *self, kpn_proc *other, kpn_chan *c, kpn_proc_state why)
+static KPNI_INLINE void release(kpn_proc *self, kpn_proc *other, kpn_chan *c, kpn_proc_state why)
 {
 #if KPN_THREADS
     if (self->runner->mt) {

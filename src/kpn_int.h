@@ -56,6 +56,7 @@
 #define kpni_memcpy __builtin_memcpy
 #define kpni_memset __builtin_memset
 #define KPNI_NOINLINE __attribute__((noinline))
+#define KPNI_INLINE __inline__ __attribute__((always_inline))
 #define KPNI_LIKELY(x) __builtin_expect(!!(x), 1)
 #define KPNI_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
@@ -63,6 +64,7 @@
 #define kpni_memcpy memcpy
 #define kpni_memset memset
 #define KPNI_NOINLINE
+#define KPNI_INLINE
 #define KPNI_LIKELY(x) (x)
 #define KPNI_UNLIKELY(x) (x)
 #endif
@@ -254,19 +256,18 @@ struct kpn_net {
 struct kpn_proc {
     /* What a switch, a block and a wake touch, first: with the stack top
      * 64-byte aligned, these share one line with 'ctx' just below them. */
-    kpn_proc_state state;
-    uint32_t nwaiters;         /* blocked processes waiting on this one */
-    kpn_chan *wait;            /* channel it is blocked on (wait-for edge) */
-    kpn_proc *next_ready;      /* run queue links */
-    kpni_runner *runner;       /* running it, or last ran it, or queued on */
-    kpn_port_ctx *ctx;
+    unsigned char state;       /* a kpn_proc_state */
     unsigned char watched;     /* a write-blocked chain may end here */
     unsigned char dead;        /* on a true deadlock cycle: never runs again */
     unsigned char pinned;      /* kpn_proc_pin was called */
+    uint32_t nwaiters;         /* blocked processes waiting on this one */
+    kpn_chan *wait;            /* channel it is blocked on (wait-for edge) */
+    kpn_proc *next_ready, *prev_ready; /* run queue links */
+    kpni_runner *runner;       /* running it, or last ran it, or queued on */
+    kpn_port_ctx *ctx;
     /* the rest */
     uint32_t magic;
     unsigned home;             /* its runner under KPN_POLICY_STATIC */
-    kpn_proc *prev_ready;
 #ifdef KPNI_TSAN
     void *fiber;
 #endif
@@ -310,7 +311,7 @@ struct kpn_chan {
 
 static inline int kpni_proc_blocked(const kpn_proc *p)
 {
-    kpn_proc_state s = KPNI_LOAD(&p->state);
+    unsigned s = KPNI_LOAD(&p->state);
     return s == KPN_PROC_BLOCKED_READ || s == KPN_PROC_BLOCKED_WRITE;
 }
 

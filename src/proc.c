@@ -176,7 +176,7 @@ kpn_status kpn_proc_stats_get(const kpn_proc *p, kpn_proc_stats *out)
     if (p == NULL || p->magic != KPNI_PROC_MAGIC || out == NULL)
         return KPN_EINVAL;
     out->name = p->name;
-    out->state = p->state;
+    out->state = (kpn_proc_state)p->state;
     out->waiting_on = p->wait;
     out->stack_base = p->stack_lo;
     out->stack_size = p->stack_size;

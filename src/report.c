@@ -146,7 +146,7 @@ size_t kpn_report(const kpn_net *net, char *buf, size_t len)
         put(&o, "process ");
         put_name(&o, p);
         put(&o, ": ");
-        put(&o, state_word(p->state));
+        put(&o, state_word((kpn_proc_state)p->state));
         if (p->wait != NULL && kpni_proc_blocked(p)) {
             put(&o, " on ");
             put_chan(&o, p->wait);

@@ -213,6 +213,7 @@ void kpni_sched_halt(kpn_net *net, kpn_status why)
 static KPNI_NOINLINE void park(kpn_proc *self)
 {
     kpni_runner *r = self->runner;
+    int mt = r->mt; /* the same on every runner: read it before switching */
     kpn_proc *next;
 
     if (KPNI_UNLIKELY(!kpni_proc_guard_ok(self))) {
@@ -232,8 +233,10 @@ static KPNI_NOINLINE void park(kpn_proc *self)
         SWITCH(self->ctx, r->host, FIBER(r));
     }
 #if KPN_THREADS
-    if (self->runner->mt)
+    if (mt)
         kpni_unlock(self->net);
+#else
+    (void)mt;
 #endif
 }
 
