@@ -160,7 +160,11 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity);
  * re-initialising the arena discards the old net.
  * KPN_EINVAL: 'net' or 'arena' NULL, or a config value out of range
  *             (default_capacity 0, resolve or strict not 0 or 1, a
- *             reserve_size from 1 to 63).
+ *             reserve_size from 1 to 63, runners 0 or above
+ *             KPN_MAX_RUNNERS or above 1 in a build without KPN_THREADS,
+ *             runner_stack below the port's minimum, an unknown policy
+ *             or wake rule).
+ * KPN_ETHREAD: the system refused a runner's semaphore.
  * KPN_ENOMEM: the arena cannot hold the net and its reserve pool.
  * On failure '*net' is not written. */
 kpn_status kpn_net_init(kpn_net **net, void *arena, size_t arena_size,
@@ -201,8 +205,11 @@ kpn_status kpn_connect(kpn_net *net, kpn_chan **chan, kpn_proc *writer,
  *                 deadlock closed.  Messages stay in place either way.
  *   KPN_ESTACK    a process overflowed its stack (kpn_net_fault names it);
  *                 the net cannot run again.
+ *   KPN_ETHREAD   the system refused to start a runner thread; nothing ran.
  *   KPN_EINVAL    'net' NULL.
  *   KPN_ESTATE    called from inside a process of this net.
+ * With several runners, every runner thread has returned when kpn_run
+ * does, and everything the processes wrote is visible to the caller.
  * Calling it again after it returned resumes where the net stopped. */
 kpn_status kpn_run(kpn_net *net);
 
@@ -213,9 +220,11 @@ kpn_status kpn_run(kpn_net *net);
  * KPN_ESTATE: the net is running. */
 kpn_status kpn_reserve_add(kpn_net *net, void *mem, size_t size);
 
-/* Place 'p' on runner 'runner' (0 .. cfg.runners-1).  Under
- * KPN_POLICY_STATIC the process runs only there; under KPN_POLICY_WS it
- * starts there and may be stolen.  Host thread, not while running.
+/* Place 'p' on runner 'runner' (0 .. cfg.runners-1); without a pin,
+ * process number i (in spawn order, pinned ones counted) starts on
+ * runner i mod runners.  Under KPN_POLICY_STATIC the process runs only
+ * there; under KPN_POLICY_WS it starts there and may be stolen.  Host
+ * thread, not while running.
  * KPN_EINVAL: NULL, or no such runner.  KPN_ESTATE: the net is running. */
 kpn_status kpn_proc_pin(kpn_proc *p, unsigned runner);
 
@@ -280,7 +289,8 @@ typedef struct kpn_stats {
     uint64_t steals;            /* processes taken from another runner */
     uint64_t steal_attempts;    /* looks into another runner's queue */
     uint64_t sleeps;            /* times a runner found no work and slept */
-    uint64_t runner_switches[KPN_MAX_RUNNERS]; /* dispatches per runner */
+    uint64_t runner_switches[KPN_MAX_RUNNERS]; /* dispatches per runner;
+                                   entries from 'runners' on are 0 */
 } kpn_stats;
 
 /* KPN_EINVAL: a NULL argument. */
