@@ -2,6 +2,7 @@
 /* Processes: spawning, names, stacks (high-water mark, overflow), inspection. */
 #include "unity.h"
 #include "kpn.h"
+#include "support/helpers.h"
 
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
@@ -247,24 +248,6 @@ static kpn_proc *deep_proc;
 static kpn_chan *to_deep, *from_deep;
 static int deep_reached;
 
-/* Called through a volatile pointer so the compiler cannot fold levels
- * together: each frame is the array plus a return address, dense as a
- * real deep recursion's. */
-static int recurse(const unsigned char *limit, int depth);
-static int (*volatile recurse_next)(const unsigned char *, int) = recurse;
-
-static int recurse(const unsigned char *limit, int depth)
-{
-    volatile unsigned char here[32];
-    size_t i;
-
-    for (i = 0; i < sizeof here; ++i)
-        here[i] = (unsigned char)depth;
-    if ((const unsigned char *)here + sizeof here < limit)
-        return here[0];
-    return recurse_next(limit, depth + 1) + here[1];
-}
-
 /* The check runs when a process gives up the CPU, so after overflowing,
  * this one blocks on a read that nothing will satisfy. */
 static void overflows(void *arg)
@@ -273,7 +256,7 @@ static void overflows(void *arg)
     int v;
     (void)arg;
     kpn_proc_stats_get(deep_proc, &ps);
-    deep_reached = recurse((const unsigned char *)ps.stack_base - 16, 0);
+    deep_reached = kt_recurse((const unsigned char *)ps.stack_base - 16, 0);
     kpn_recv(to_deep, &v);
     deep_reached = -1; /* never gets here */
 }

@@ -2,6 +2,7 @@
 /* kpn_report: snprintf's contract, and an account that names what matters. */
 #include "unity.h"
 #include "kpn.h"
+#include "support/helpers.h"
 
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
@@ -33,18 +34,6 @@ static size_t length(const char *s)
     while (s[n] != '\0')
         ++n;
     return n;
-}
-
-static int contains(const char *hay, const char *needle)
-{
-    size_t i, j;
-    for (i = 0; hay[i] != '\0'; ++i) {
-        for (j = 0; needle[j] != '\0' && hay[i + j] == needle[j]; ++j)
-            ;
-        if (needle[j] == '\0')
-            return 1;
-    }
-    return 0;
 }
 
 static kpn_chan *in_of_reader;
@@ -108,10 +97,10 @@ void test_blocked_processes_are_named_with_their_channel(void)
     build_waiting_pair();
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     kpn_report(net, text, sizeof text);
-    TEST_ASSERT_TRUE(contains(text, "process \"the-reader\": blocked reading on \"the-writer\" -> \"the-reader\" (0/3 messages of 4 bytes)"));
-    TEST_ASSERT_TRUE(contains(text, "process \"the-writer\": blocked reading"));
-    TEST_ASSERT_TRUE(contains(text, "true deadlock: "));
-    TEST_ASSERT_TRUE(contains(text, "2 processes"));
+    TEST_ASSERT_TRUE(kt_contains(text, "process \"the-reader\": blocked reading on \"the-writer\" -> \"the-reader\" (0/3 messages of 4 bytes)"));
+    TEST_ASSERT_TRUE(kt_contains(text, "process \"the-writer\": blocked reading"));
+    TEST_ASSERT_TRUE(kt_contains(text, "true deadlock: "));
+    TEST_ASSERT_TRUE(kt_contains(text, "2 processes"));
 }
 
 static void exits_at_once(void *arg) { (void)arg; }
@@ -123,6 +112,6 @@ void test_exited_processes_are_left_out(void)
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "short-lived", exits_at_once, NULL, 8192));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     kpn_report(net, text, sizeof text);
-    TEST_ASSERT_FALSE(contains(text, "short-lived"));
-    TEST_ASSERT_TRUE(contains(text, "1 exited"));
+    TEST_ASSERT_FALSE(kt_contains(text, "short-lived"));
+    TEST_ASSERT_TRUE(kt_contains(text, "1 exited"));
 }

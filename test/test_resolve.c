@@ -2,6 +2,7 @@
 /* The resolver: the papers' deadlocking networks, true deadlocks, strict mode, determinism. */
 #include "unity.h"
 #include "kpn.h"
+#include "support/helpers.h"
 #include "support/randnet.h"
 
 TEST_SOURCE_FILE("src/arena.c")
@@ -50,18 +51,6 @@ static kpn_chan *connect(kpn_proc *w, kpn_proc *r, size_t cap)
     kpn_chan *c = NULL;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, w, r, sizeof(int), cap));
     return c;
-}
-
-static int contains(const char *hay, const char *needle)
-{
-    size_t i, j;
-    for (i = 0; hay[i] != '\0'; ++i) {
-        for (j = 0; needle[j] != '\0' && hay[i + j] == needle[j]; ++j)
-            ;
-        if (needle[j] == '\0')
-            return 1;
-    }
-    return 0;
 }
 
 /* ------------------------------------------------------------ figure 3.5 */
@@ -266,73 +255,37 @@ void test_a_local_deadlock_is_resolved_while_the_rest_runs(void)
  * more message on c2.  It must stop cleanly when the pool is used up,
  * with B's input correct so far and nothing lost, and go further after
  * kpn_reserve_add. */
-static kpn_chan *c1, *c2, *c3;
-static int a_sent2, b_got2, b_bad;
-
-static void fig37_a(void *arg)
-{
-    int token = 0;
-    (void)arg;
-    for (;;) {
-        kpn_send(c2, &a_sent2);
-        a_sent2++;
-        kpn_send(c2, &a_sent2);
-        a_sent2++;
-        kpn_send(c1, &token);
-        kpn_recv(c3, &token);
-    }
-}
-
-static void fig37_b(void *arg)
-{
-    int v, token = 0;
-    (void)arg;
-    for (;;) {
-        kpn_recv(c1, &token);
-        kpn_recv(c2, &v);
-        if (v != b_got2)
-            b_bad++;
-        b_got2++;
-        kpn_send(c3, &token);
-    }
-}
-
 void test_figure_3_7_exhausts_the_pool_cleanly_and_goes_on_after_more(void)
 {
     static unsigned char more[16 * 1024];
-    kpn_proc *pa, *pb;
+    static struct kt_fig37 f;
     kpn_stats st;
     char report[1024];
     int first;
 
     init(4096, 0);
-    pa = spawn("A", fig37_a, NULL);
-    pb = spawn("B", fig37_b, NULL);
-    c1 = connect(pa, pb, 1);
-    c2 = connect(pa, pb, 1);
-    c3 = connect(pb, pa, 1);
-    a_sent2 = b_got2 = b_bad = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kt_fig37_build(net, &f, 0));
 
     TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
-    TEST_ASSERT_EQUAL_INT(0, b_bad);
-    TEST_ASSERT_GREATER_THAN(10, b_got2);
+    TEST_ASSERT_EQUAL_INT(0, f.b_bad);
+    TEST_ASSERT_GREATER_THAN(10, f.b_got2);
     /* nothing lost: what A sent on c2 is what B took plus what is queued */
-    TEST_ASSERT_EQUAL_INT(a_sent2, b_got2 + (int)kpn_chan_fill(c2));
+    TEST_ASSERT_EQUAL_INT(f.a_sent2, f.b_got2 + (int)kpn_chan_fill(f.c2));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
     TEST_ASSERT_LESS_OR_EQUAL(st.reserve_size, st.reserve_peak);
     TEST_ASSERT_GREATER_THAN(0, kpn_report(net, report, sizeof report));
-    TEST_ASSERT_TRUE(contains(report, "reserve exhausted"));
-    TEST_ASSERT_TRUE(contains(report, "\"A\" -> \"B\""));
+    TEST_ASSERT_TRUE(kt_contains(report, "reserve exhausted"));
+    TEST_ASSERT_TRUE(kt_contains(report, "\"A\" -> \"B\""));
     /* asking again without memory changes nothing */
-    first = b_got2;
+    first = f.b_got2;
     TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
-    TEST_ASSERT_EQUAL_INT(first, b_got2);
+    TEST_ASSERT_EQUAL_INT(first, f.b_got2);
 
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(net, more, sizeof more));
     TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
-    TEST_ASSERT_EQUAL_INT(0, b_bad);
-    TEST_ASSERT_GREATER_THAN(first, b_got2);
-    TEST_ASSERT_EQUAL_INT(a_sent2, b_got2 + (int)kpn_chan_fill(c2));
+    TEST_ASSERT_EQUAL_INT(0, f.b_bad);
+    TEST_ASSERT_GREATER_THAN(first, f.b_got2);
+    TEST_ASSERT_EQUAL_INT(f.a_sent2, f.b_got2 + (int)kpn_chan_fill(f.c2));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
     TEST_ASSERT_GREATER_THAN(4096 + 8 * 1024, st.reserve_size);
 }
@@ -368,9 +321,9 @@ void test_a_true_deadlock_is_termination_and_reported(void)
     TEST_ASSERT_EQUAL_UINT64(1, st.true_deadlocks);
     TEST_ASSERT_EQUAL_UINT64(0, st.resolutions);
     kpn_report(net, report, sizeof report);
-    TEST_ASSERT_TRUE(contains(report, "true deadlock: "));
-    TEST_ASSERT_TRUE(contains(report, "\"X\""));
-    TEST_ASSERT_TRUE(contains(report, "\"Y\""));
+    TEST_ASSERT_TRUE(kt_contains(report, "true deadlock: "));
+    TEST_ASSERT_TRUE(kt_contains(report, "\"X\""));
+    TEST_ASSERT_TRUE(kt_contains(report, "\"Y\""));
     /* a second run finds the same deadlock, and does not count it twice */
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));

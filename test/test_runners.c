@@ -2,6 +2,7 @@
 /* Several runners: configuration, placement, determinism against a reference, stress. */
 #include "unity.h"
 #include "kpn.h"
+#include "support/helpers.h"
 #include "support/randnet.h"
 
 TEST_SOURCE_FILE("src/arena.c")
@@ -247,78 +248,29 @@ void test_random_networks_are_deterministic_across_runners(void)
 
 /* Thesis figure 3.7 on two runners: the pool runs out cleanly, nothing is
  * lost, and the net goes on after kpn_reserve_add. */
-static kpn_chan *c1, *c2, *c3;
-static int a_sent2, b_got2, b_bad;
-
-static void fig37_a(void *arg)
-{
-    int token = 0;
-    (void)arg;
-    for (;;) {
-        kpn_send(c2, &a_sent2);
-        a_sent2++;
-        kpn_send(c2, &a_sent2);
-        a_sent2++;
-        kpn_send(c1, &token);
-        kpn_recv(c3, &token);
-    }
-}
-
-static void fig37_b(void *arg)
-{
-    int v, token = 0;
-    (void)arg;
-    for (;;) {
-        kpn_recv(c1, &token);
-        kpn_recv(c2, &v);
-        b_bad += v != b_got2;
-        b_got2++;
-        kpn_send(c3, &token);
-    }
-}
-
 void test_an_exhausted_pool_stops_every_runner_and_nothing_is_lost(void)
 {
     static unsigned char more[16 * 1024];
+    static struct kt_fig37 f;
     kpn_config cfg = config(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
-    kpn_proc *pa, *pb;
     int first;
 
     cfg.reserve_size = 4096;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &pa, "A", fig37_a, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &pb, "B", fig37_b, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(pa, 0));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(pb, 1));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c1, pa, pb, sizeof(int), 1));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c2, pa, pb, sizeof(int), 1));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c3, pb, pa, sizeof(int), 1));
-    a_sent2 = b_got2 = b_bad = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kt_fig37_build(net, &f, 1));
     TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
-    TEST_ASSERT_EQUAL_INT(0, b_bad);
-    TEST_ASSERT_EQUAL_INT(a_sent2, b_got2 + (int)kpn_chan_fill(c2));
-    first = b_got2;
+    TEST_ASSERT_EQUAL_INT(0, f.b_bad);
+    TEST_ASSERT_EQUAL_INT(f.a_sent2, f.b_got2 + (int)kpn_chan_fill(f.c2));
+    first = f.b_got2;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(net, more, sizeof more));
     TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
-    TEST_ASSERT_EQUAL_INT(0, b_bad);
-    TEST_ASSERT_GREATER_THAN(first, b_got2);
-    TEST_ASSERT_EQUAL_INT(a_sent2, b_got2 + (int)kpn_chan_fill(c2));
+    TEST_ASSERT_EQUAL_INT(0, f.b_bad);
+    TEST_ASSERT_GREATER_THAN(first, f.b_got2);
+    TEST_ASSERT_EQUAL_INT(f.a_sent2, f.b_got2 + (int)kpn_chan_fill(f.c2));
 }
 
 /* An overflow on one runner stops the others too. */
 static kpn_proc *deep;
-static int recurse(const unsigned char *limit, int depth);
-static int (*volatile recurse_next)(const unsigned char *, int) = recurse;
-static int recurse(const unsigned char *limit, int depth)
-{
-    volatile unsigned char here[32];
-    size_t i;
-    for (i = 0; i < sizeof here; ++i)
-        here[i] = (unsigned char)depth;
-    if ((const unsigned char *)here + sizeof here < limit)
-        return here[0];
-    return recurse_next(limit, depth + 1) + here[1];
-}
 
 static void overflows(void *arg)
 {
@@ -326,7 +278,7 @@ static void overflows(void *arg)
     long v;
     (void)arg;
     kpn_proc_stats_get(deep, &ps);
-    recurse((const unsigned char *)ps.stack_base - 16, 0);
+    kt_recurse((const unsigned char *)ps.stack_base - 16, 0);
     kpn_recv(pp_ab, &v);
 }
 

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/* What several test files share: a text search, a stack overflow, thesis figure 3.7. */
+#ifndef KPN_TEST_HELPERS_H
+#define KPN_TEST_HELPERS_H
+
+#include "kpn.h"
+
+/* Whether 'needle' occurs in 'hay' (the tests use no libc string calls
+ * on library output, so a missing NUL would show up as a failure). */
+static inline int kt_contains(const char *hay, const char *needle)
+{
+    size_t i, j;
+    for (i = 0; hay[i] != '\0'; ++i) {
+        for (j = 0; needle[j] != '\0' && hay[i + j] == needle[j]; ++j)
+            ;
+        if (needle[j] == '\0')
+            return 1;
+    }
+    return 0;
+}
+
+/* Recurse, writing every frame, until a frame lies below 'limit'.  The
+ * next level is called through a volatile pointer so the compiler cannot
+ * fold levels together: each frame is the array and a return address,
+ * dense as a real deep recursion's. */
+static inline int kt_recurse(const unsigned char *limit, int depth)
+{
+    int (*volatile next)(const unsigned char *, int) = kt_recurse;
+    volatile unsigned char here[32];
+    size_t i;
+
+    for (i = 0; i < sizeof here; ++i)
+        here[i] = (unsigned char)depth;
+    if ((const unsigned char *)here + sizeof here < limit)
+        return here[0];
+    return next(limit, depth + 1) + here[1];
+}
+
+/* Thesis figure 3.7: an effective network no finite memory can run.  A
+ * sends two messages on c2, signals B on c1 and waits on c3; B waits on
+ * c1, takes one message from c2 and signals back: every loop leaves one
+ * more message on c2.  B checks it gets A's numbers in order. */
+struct kt_fig37 {
+    kpn_chan *c1, *c2, *c3;
+    int a_sent2, b_got2, b_bad;
+};
+
+static inline void kt_fig37_a(void *arg)
+{
+    struct kt_fig37 *f = arg;
+    int token = 0;
+    for (;;) {
+        kpn_send(f->c2, &f->a_sent2);
+        f->a_sent2++;
+        kpn_send(f->c2, &f->a_sent2);
+        f->a_sent2++;
+        kpn_send(f->c1, &token);
+        kpn_recv(f->c3, &token);
+    }
+}
+
+static inline void kt_fig37_b(void *arg)
+{
+    struct kt_fig37 *f = arg;
+    int v, token = 0;
+    for (;;) {
+        kpn_recv(f->c1, &token);
+        kpn_recv(f->c2, &v);
+        f->b_bad += v != f->b_got2;
+        f->b_got2++;
+        kpn_send(f->c3, &token);
+    }
+}
+
+/* Spawn A and B (pinned to runners 0 and 1 when 'pin'), connect them
+ * with capacity 1. */
+static inline kpn_status kt_fig37_build(kpn_net *net, struct kt_fig37 *f, int pin)
+{
+    kpn_proc *a, *b;
+    kpn_status s;
+
+    f->a_sent2 = f->b_got2 = f->b_bad = 0;
+    if ((s = kpn_spawn(net, &a, "A", kt_fig37_a, f, 16384)) != KPN_OK ||
+        (s = kpn_spawn(net, &b, "B", kt_fig37_b, f, 16384)) != KPN_OK)
+        return s;
+    if (pin && ((s = kpn_proc_pin(a, 0)) != KPN_OK || (s = kpn_proc_pin(b, 1)) != KPN_OK))
+        return s;
+    if ((s = kpn_connect(net, &f->c1, a, b, sizeof(int), 1)) != KPN_OK ||
+        (s = kpn_connect(net, &f->c2, a, b, sizeof(int), 1)) != KPN_OK)
+        return s;
+    return kpn_connect(net, &f->c3, b, a, sizeof(int), 1);
+}
+
+#endif /* KPN_TEST_HELPERS_H */
