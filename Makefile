@@ -36,8 +36,12 @@ TEST_BINS   := $(patsubst test/%.c,$(BUILD)/tests/%,$(TESTS))
 TEST_CFLAGS  = $(ALL_CFLAGS) -DTEST -Itools/cmocka -Isrc
 RESULTS     := $(BUILD)/results
 
-EXAMPLES     := $(patsubst examples/%.c,%,$(sort $(wildcard examples/*.c)))
+# A program is examples/NAME.c; examples/NAME_net.c, when there is one,
+# holds its network so that tests can build it too.
+EXAMPLES     := $(patsubst examples/%.c,%,$(filter-out %_net.c,$(sort $(wildcard examples/*.c))))
 EXAMPLE_BINS := $(addprefix $(BUILD)/examples/,$(EXAMPLES))
+# libraries the examples and their tests use (AES from mbedTLS)
+EXTRA_LIBS   := -lmbedcrypto -lm -lpthread
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
@@ -75,14 +79,18 @@ $(LIB): $(OBJ)
 # One suite, two runners: these files also run under `ceedling test:all`
 # (project.yml).  Here a runner is generated per file for cmocka.
 
+# What the suite and the examples need from Debian: installed when
+# missing and we are root, otherwise the exact command to run.
+DEB_NEEDS := /usr/include/cmocka.h:libcmocka-dev /usr/include/mbedtls/aes.h:libmbedtls-dev
 cmocka:
-	@if [ ! -f /usr/include/cmocka.h ]; then \
+	@missing=""; for n in $(DEB_NEEDS); do [ -f $${n%%:*} ] || missing="$$missing $${n#*:}"; done; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing libcmocka-dev"; \
-	    (apt-get install -y -qq libcmocka-dev >/dev/null 2>&1 || \
-	     (apt-get update -qq && apt-get install -y -qq libcmocka-dev >/dev/null)) || exit 1; \
+	    echo "installing$$missing"; \
+	    (apt-get install -y -qq $$missing >/dev/null 2>&1 || \
+	     (apt-get update -qq && apt-get install -y -qq $$missing >/dev/null)) || exit 1; \
 	  else \
-	    echo "cmocka is missing; run: sudo apt-get install libcmocka-dev"; exit 1; \
+	    echo "missing packages; run: sudo apt-get install$$missing"; exit 1; \
 	  fi; \
 	fi
 
@@ -90,9 +98,13 @@ $(BUILD)/runners/%_runner.c: test/%.c tools/cmocka/gen_runner.sh
 	@mkdir -p $(dir $@)
 	sh tools/cmocka/gen_runner.sh $< > $@
 
-$(BUILD)/tests/%: test/%.c $(BUILD)/runners/%_runner.c $(LIB) tools/cmocka/unity.h $(wildcard test/support/*.h)
+# A test may name example sources (TEST_SOURCE_FILE("examples/x_net.c")):
+# they are compiled into it, as Ceedling does.
+.SECONDEXPANSION:
+$(BUILD)/tests/%: test/%.c $(BUILD)/runners/%_runner.c $(LIB) tools/cmocka/unity.h $(wildcard test/support/*.h) \
+                  $$(filter examples/%,$$(shell sh tools/cmocka/gen_runner.sh --sources test/$$*.c)) $(wildcard examples/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) $< $(BUILD)/runners/$*_runner.c $(LIB) -lcmocka -lm -lpthread -o $@
+	$(CC) $(TEST_CFLAGS) -Iexamples $< $(BUILD)/runners/$*_runner.c $(filter examples/%.c,$^) $(LIB) -lcmocka $(EXTRA_LIBS) -o $@
 
 # Runs this PORT's suite; results land in $(RESULTS) for the total.
 test-port: cmocka
@@ -138,8 +150,8 @@ check-ceedling-links: cmocka
 	for t in $(TESTS); do \
 	  n=$$(basename $$t .c); \
 	  sh tools/cmocka/gen_runner.sh $$t > $$d/$${n}_runner.c; \
-	  $(CC) $(WARN) -DTEST -Iinclude -Iport -Isrc -Itools/cmocka $$t $$d/$${n}_runner.c \
-	    $$(sh tools/cmocka/gen_runner.sh --sources $$t) -lcmocka -lm -lpthread -o $$d/$$n \
+	  $(CC) $(WARN) -DTEST -Iinclude -Iport -Isrc -Iexamples -Itools/cmocka $$t $$d/$${n}_runner.c \
+	    $$(sh tools/cmocka/gen_runner.sh --sources $$t) -lcmocka $(EXTRA_LIBS) -o $$d/$$n \
 	    || { echo "check-ceedling-links: $$t names too few sources with TEST_SOURCE_FILE"; exit 1; }; \
 	done; echo "check-ceedling-links: every test links with only the sources it names"
 
@@ -170,11 +182,11 @@ check-embedded:
 	done
 
 # ---------------------------------------------------------------- examples
-examples: $(EXAMPLE_BINS)
+examples: cmocka $(EXAMPLE_BINS)
 
-$(BUILD)/examples/%: examples/%.c examples/example.h $(LIB)
+$(BUILD)/examples/%: examples/%.c $$(wildcard examples/$$*_net.c) $(wildcard examples/*.h) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DKPN_EXAMPLE_PORT='"$(PORT)"' -Iexamples $< $(LIB) -lpthread -o $@
+	$(CC) $(ALL_CFLAGS) -DKPN_EXAMPLE_PORT='"$(PORT)"' -Iexamples $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
 
 demo:
 	@for p in $(PORTS); do $(MAKE) --no-print-directory examples PORT=$$p >/dev/null || exit 1; done
