@@ -45,7 +45,7 @@ EXTRA_LIBS   := -lmbedcrypto -lm -lpthread
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: all lib test test-port sanitize tsan check-ceedling-links check-embedded examples demo bench clean help cmocka
+.PHONY: all lib test test-port sanitize tsan fuzz coverage valgrind check-ceedling-links check-embedded examples demo bench clean help cmocka
 .DELETE_ON_ERROR:
 
 all: lib examples
@@ -55,10 +55,14 @@ help:
 	@echo "make test                     the suite on cmocka, every port"
 	@echo "make sanitize                 the suite under ASan+UBSan, every port"
 	@echo "make tsan                     the suite under ThreadSanitizer, every port"
+	@echo "make valgrind                 the suite under valgrind memcheck, ucontext port"
+	@echo "make coverage                 line and branch coverage of src/ and port/ (gcovr), with a floor"
+	@echo "make fuzz [FUZZ_SECONDS=60]   libFuzzer over random networks against a reference interpreter"
 	@echo "make check-embedded           the core for Cortex-M4 and RV64, allocator check, sizes"
 	@echo "make check-ceedling-links     link each test with only its TEST_SOURCE_FILEs, as Ceedling does"
 	@echo "make examples [PORT=...]      build/PORT/examples/*"
-	@echo "make demo                     build and run the examples"
+	@echo "make demo                     build and run the AES and H.264 examples"
+	@echo "make bench                    the papers' sweeps: CSV in build/bench, plots in docs/bench"
 	@echo "make clean"
 
 lib: $(LIB)
@@ -155,6 +159,43 @@ check-ceedling-links: cmocka
 	    || { echo "check-ceedling-links: $$t names too few sources with TEST_SOURCE_FILE"; exit 1; }; \
 	done; echo "check-ceedling-links: every test links with only the sources it names"
 
+# Line and branch coverage of src/ and port/ over the suite on both ports
+# (gcov + gcovr); fails below 90% of lines or 85% of branches.
+COV_LINES ?= 90
+COV_BRANCHES ?= 85
+coverage: cmocka
+	@command -v gcovr >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq gcovr >/dev/null 2>&1; } || { echo "coverage needs gcovr: apt-get install gcovr"; exit 1; }
+	@rm -rf $(foreach p,$(PORTS),build/$(p)-cov)
+	@for p in $(PORTS); do \
+	  $(MAKE) --no-print-directory test-port PORT=$$p VARIANT=-cov XFLAGS="--coverage -fprofile-update=atomic" OPT=-O0 >/dev/null || exit 1; \
+	done
+	@sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)-cov/results) | tail -n 1
+	@gcovr --root . --filter 'src/' --filter 'port/' --exclude-unreachable-branches \
+	  --print-summary --txt build/coverage.txt \
+	  --fail-under-line $(COV_LINES) --fail-under-branch $(COV_BRANCHES) \
+	  $(foreach p,$(PORTS),build/$(p)-cov) | tail -n 2
+	@echo "coverage: per-file report in build/coverage.txt"
+
+# The suite under valgrind's memcheck, on the ucontext port, with the
+# process stacks announced to valgrind (KPN_VALGRIND).  Any error fails.
+VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-stackframe=8388608
+valgrind: cmocka
+	@command -v valgrind >/dev/null || { echo "valgrind is missing: apt-get install valgrind"; exit 1; }
+	@$(MAKE) --no-print-directory PORT=posix VARIANT=-vg XFLAGS="-DKPN_VALGRIND" OPT=-O1 \
+	  $(patsubst build/$(PORT)/%,build/posix-vg/%,$(TEST_BINS)) >/dev/null
+	@rm -rf build/posix-vg/results
+	@echo "== suite under valgrind memcheck, port posix"
+	@KPN_TEST_WRAPPER="$(VALGRIND_RUN)" KPN_TEST_TIMEOUT=1200 \
+	  sh tools/cmocka/run_suite.sh run build/posix-vg/results $(patsubst build/$(PORT)/%,build/posix-vg/%,$(TEST_BINS)) >build/valgrind.log 2>&1 || true
+	@grep -E "^==[0-9]+== [A-Z]|FAILED:" build/valgrind.log | head -40 || true
+	@sh tools/cmocka/run_suite.sh total build/posix-vg/results
+
+# libFuzzer over whole networks (clang): tools/fuzz/.  FUZZ_SECONDS bounds
+# the run; the corpus in tools/fuzz/corpus/ seeds it and keeps what it finds.
+FUZZ_SECONDS ?= 60
+fuzz: cmocka
+	@sh tools/fuzz/run.sh $(FUZZ_SECONDS)
+
 # ---------------------------------------------------------------- bare metal
 # The portable core alone (no port: a firmware supplies its own), as a
 # Cortex-M4 and an RV64 target would build it.  Fails if anything in it
@@ -188,11 +229,17 @@ $(BUILD)/examples/%: examples/%.c $$(wildcard examples/$$*_net.c) $(wildcard exa
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DKPN_EXAMPLE_PORT='"$(PORT)"' -Iexamples $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
 
-demo:
+# The examples users run first: AES and H.264, a summary at the end.
+demo: cmocka
+	@$(MAKE) --no-print-directory examples PORT=$(PORT) >/dev/null
+	@sh tools/demo.sh build/$(PORT)
+
+# The papers' sweeps, scaled to this machine: CSV under build/bench/,
+# plots in docs/bench/ (minutes; not part of CI).
+bench: cmocka
 	@for p in $(PORTS); do $(MAKE) --no-print-directory examples PORT=$$p >/dev/null || exit 1; done
-	@for p in $(PORTS); do echo "== ring, port $$p"; build/$$p/examples/ring --procs=1000 --trips=1000 || exit 1; done
-	@echo "== deadlock (figure 3.5 of the thesis, capacity 1), port $(PORT)"
-	@build/$(PORT)/examples/deadlock | tail -n 1
+	@command -v gnuplot >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq gnuplot-nox >/dev/null 2>&1; } || true
+	@sh tools/bench/run.sh
 
 clean:
 	rm -rf build

@@ -79,11 +79,19 @@
 #define KPNI_ASAN 1
 #endif
 #endif
+/* Valgrind's memcheck (a build with KPN_VALGRIND) likewise marks what
+ * lies below a stack pointer inaccessible when a stack shrinks. */
+#ifdef KPN_VALGRIND
+#include <valgrind/memcheck.h>
+#define KPNI_VG_ADDRESSABLE(p, n) ((void)VALGRIND_MAKE_MEM_DEFINED((p), (n)))
+#else
+#define KPNI_VG_ADDRESSABLE(p, n) ((void)0)
+#endif
 #ifdef KPNI_ASAN
 void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
-#define KPNI_UNPOISON(p, n) __asan_unpoison_memory_region((p), (n))
+#define KPNI_UNPOISON(p, n) (__asan_unpoison_memory_region((p), (n)), KPNI_VG_ADDRESSABLE(p, n))
 #else
-#define KPNI_UNPOISON(p, n) ((void)0)
+#define KPNI_UNPOISON(p, n) KPNI_VG_ADDRESSABLE(p, n)
 #endif
 
 /* ThreadSanitizer must be told when a thread moves to another stack, or
@@ -373,6 +381,8 @@ static inline int kpni_proc_guard_ok(const kpn_proc *p)
     const uintptr_t pattern = (uintptr_t)0x5a5a5a5a5a5a5a5aull;
     const uintptr_t *w = (const uintptr_t *)(const void *)p->stack_lo;
 
+    /* after an overflow memcheck calls the band stack it has left */
+    KPNI_VG_ADDRESSABLE(w - 2, 2 * sizeof *w);
     return w[-1] == pattern && w[-2] == pattern;
 }
 

@@ -135,14 +135,17 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
     if (check_config(&cfg) != KPN_OK)
         return KPN_EINVAL;
 
-    KPNI_UNPOISON(mem, size);
+    /* Check the whole layout fits before writing a byte: a failed init
+     * leaves the arena, and any net that lives in it, as they were. */
     kpni_arena_init(&arena, mem, size);
-    net = kpni_arena_carve(&arena, sizeof *net);
-    runners = net != NULL ? make_runners(&arena, net, &cfg) : NULL;
     reserve = kpni_align_up(cfg.reserve_size);
-    if (runners == NULL || reserve < cfg.reserve_size ||
-        reserve > (size_t)(arena.end - arena.next))
+    if (reserve < cfg.reserve_size ||
+        kpn_size_net(&cfg) - (KPNI_ALIGN - 1) > (size_t)(arena.end - arena.next))
         return KPN_ENOMEM;
+    KPNI_UNPOISON(mem, size);
+    net = kpni_arena_carve(&arena, sizeof *net);
+    runners = make_runners(&arena, net, &cfg);
+    KPN_ASSERT(net != NULL && runners != NULL);
     arena.end -= reserve;
 #if KPN_THREADS
     for (i = 0; i < cfg.runners && cfg.runners > 1; ++i) {

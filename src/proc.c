@@ -2,6 +2,12 @@
 /* Processes: spawning onto arena stacks, stack guards and high-water marks, exit. */
 #include "kpn_int.h"
 
+/* Under valgrind (build with KPN_VALGRIND): memcheck must know the
+ * process stacks, or every switch looks like a wild stack-pointer jump. */
+#ifdef KPN_VALGRIND
+#include <valgrind/valgrind.h>
+#endif
+
 /* FreeRTOS's fill byte for unused stack, and a different one for the
  * guard band so a stack that merely reaches its end is told apart from
  * one that overran it. */
@@ -100,6 +106,9 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
     p->stack_size = stack;
     kpni_memcpy(name_copy, name != NULL ? name : "", name_len + 1);
     p->name = name_copy;
+#ifdef KPN_VALGRIND
+    VALGRIND_STACK_REGISTER(p->stack_lo, top);
+#endif
     kpn_port_init(p->ctx, p->stack_lo, stack, proc_entry, p);
 #ifdef KPNI_TSAN
     p->fiber = __tsan_create_fiber(0);
@@ -138,6 +147,7 @@ int kpni_proc_guard_intact(const kpn_proc *p)
     const unsigned char *g = p->stack_lo - KPN_STACK_GUARD;
     size_t i;
 
+    KPNI_VG_ADDRESSABLE(g, KPN_STACK_GUARD);
     for (i = 0; i < KPN_STACK_GUARD; ++i)
         if (g[i] != GUARD_FILL)
             return 0;
@@ -148,6 +158,9 @@ static size_t stack_peak(const kpn_proc *p)
 {
     size_t untouched = 0;
 
+    /* memcheck calls what lies below a stack pointer inaccessible; the
+     * fill pattern written there at spawn is what this scan looks for */
+    KPNI_VG_ADDRESSABLE(p->stack_lo, p->stack_size);
     while (untouched < p->stack_size && p->stack_lo[untouched] == STACK_FILL)
         ++untouched;
     return p->stack_size - untouched;

@@ -30,6 +30,9 @@ static kpn_net *net;
 #define SLOW 1
 #endif
 #endif
+#if !defined(SLOW) && defined(KPN_VALGRIND)
+#define SLOW 1
+#endif
 #ifndef SLOW
 #define SLOW 0
 #endif

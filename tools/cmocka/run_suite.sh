@@ -28,7 +28,8 @@
 # extra failure.
 #
 # Each binary is killed after KPN_TEST_TIMEOUT seconds (default 300,
-# 0 = no limit) when timeout(1) is available.
+# 0 = no limit) when timeout(1) is available.  KPN_TEST_WRAPPER, if set,
+# is a command each binary runs under (e.g. valgrind and its options).
 #
 # .counts format, one item per line: "binary PATH", "passed N",
 # "failed N", "skipped N", "failure TEXT" (one per failure).
@@ -95,7 +96,7 @@ run_mode() {
             rc=127
         else
             # The subshell records the status; tee shows and keeps the output.
-            { $timeout_cmd "$cmd" 2>&1; echo $? >"$rcfile"; } | tee "$log"
+            { $timeout_cmd ${KPN_TEST_WRAPPER:-} "$cmd" 2>&1; echo $? >"$rcfile"; } | tee "$log"
             rc=$(cat "$rcfile" 2>/dev/null)
             rm -f "$rcfile"
             [ -n "$rc" ] || rc=255

@@ -1,0 +1,66 @@
+# The papers' figures from make bench's CSV files: gnuplot -e "dir='build/bench';
+# outdir='docs/bench'; machine='...'" tools/bench/plots.gp
+set datafile separator ','
+set terminal pngcairo size 760,460 font 'sans,10'
+set key top left
+set grid
+have_file(f) = system('test -f '.f.' && echo 1') eq "1"
+sel(col, want, v) = strcol(col) eq want ? v : NaN
+
+f = dir.'/ring.csv'
+if (have_file(f)) {
+    set output outdir.'/ring.png'
+    set title "Ring: one token round N processes (".machine.")"
+    set logscale x; set xlabel 'processes in the ring'; set ylabel 'ns per hop (send, switch, receive)'
+    set yrange [0:*]
+    plot f using 2:(sel(1, 'amd64', $3)) skip 1 with linespoints title 'amd64 port (assembly switch)', \
+         f using 2:(sel(1, 'posix', $3)) skip 1 with linespoints title 'posix port (ucontext)'
+    unset logscale x
+}
+
+f = dir.'/pipeline.csv'
+if (have_file(f)) {
+    set output outdir.'/pipeline.png'
+    set title "Pipeline: 50 stages, 2.5 CPU-s, 2 runners against 1 (".machine.")"
+    set logscale x; set xlabel 'work division d (messages)'; set ylabel 'speedup over 1 runner'
+    set yrange [0:2.2]
+    plot f using 1:4 skip 1 with linespoints title 'speedup, 2 runners', 2 with lines dt 2 title 'ideal'
+    unset logscale x
+}
+
+f = dir.'/aes.csv'
+if (have_file(f)) {
+    set output outdir.'/aes.png'
+    set title "AES-128-CTR, 64 MiB, 4 passes: scatter/gather over n workers (".machine.")"
+    set logscale x 2; set xlabel 'workers n'; set ylabel 'MB/s'
+    set yrange [0:*]
+    plot f using 1:(sel(2, '1', $3)) skip 1 with linespoints title '1 runner', \
+         f using 1:(sel(2, '2', $3)) skip 1 with linespoints title '2 runners', \
+         f using 1:(sel(2, '1', $4)) skip 1 with lines dt 2 title 'sequential, no kpn'
+    unset logscale x
+}
+
+f = dir.'/h264.csv'
+if (have_file(f)) {
+    set output outdir.'/h264.png'
+    set title "H.264 encoder network: 2 runners against 1 (".machine.")"
+    set logscale x 2; set xlabel 'workers w per parallel stage'; set ylabel 'speedup over 1 runner'
+    set y2label 'frames per second (2 runners)'; set y2tics; set ytics nomirror
+    set yrange [0:2.2]; set y2range [0:*]
+    plot f using 1:4 skip 1 with linespoints title 'speedup', \
+         f using 1:3 skip 1 axes x1y2 with linespoints title 'fps'
+    unset logscale x; unset y2label; unset y2tics; set ytics mirror
+}
+
+f = dir.'/random.csv'
+if (have_file(f)) {
+    set output outdir.'/random.png'
+    set title "Random networks: 2 runners against 1 (".machine.")"
+    set logscale x; set xlabel 'work division d'; set ylabel 'speedup over 1 runner'
+    set y2label 'deadlock detections per second'; set y2tics; set ytics nomirror
+    set logscale y2
+    set yrange [0:2.2]; set y2range [*:*]
+    plot f using 2:(sel(1, 'RND-A', $3)) skip 1 with linespoints title 'RND-A speedup', \
+         f using 2:(sel(1, 'RND-B', $3)) skip 1 with linespoints title 'RND-B speedup', \
+         f using 2:(sel(1, 'RND-B', $4)) skip 1 axes x1y2 with lines dt 2 title 'RND-B detections/s'
+}
