@@ -277,6 +277,8 @@ typedef struct kpn_stats {
                                    when it exited */
     size_t arena_size;          /* bytes of the arena after alignment */
     size_t arena_used;          /* bytes carved so far (not the reserve) */
+    size_t arena_free;          /* bytes left for processes and channels
+                                   (the reserve pool is not among them) */
     /* the deadlock resolver */
     uint64_t detections;        /* wait-for chain walks started */
     uint64_t resolutions;       /* channels grown to break a deadlock */

@@ -38,6 +38,7 @@ kpn_status kpn_net_stats(const kpn_net *net, kpn_stats *out)
             out->discarded += c->sent - c->received;
     out->arena_size = (size_t)(net->arena.end - net->arena.base) + net->cfg.reserve_size;
     out->arena_used = (size_t)(net->arena.next - net->arena.base);
+    out->arena_free = (size_t)(net->arena.end - net->arena.next);
     out->detections = net->detections;
     out->resolutions = net->resolutions;
     out->true_deadlocks = net->true_deadlocks;

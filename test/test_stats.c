@@ -69,6 +69,7 @@ void test_a_fresh_net_counts_nothing(void)
     TEST_ASSERT_EQUAL_UINT64(0, st.messages);
     TEST_ASSERT_GREATER_THAN(0, st.arena_used);
     TEST_ASSERT_LESS_THAN(st.arena_size, st.arena_used);
+    TEST_ASSERT_EQUAL_size_t(st.arena_size, st.arena_used + st.arena_free);
 }
 
 void test_counts_match_the_run(void)
