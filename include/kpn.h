@@ -65,10 +65,14 @@ typedef struct kpn_proc kpn_proc;
 typedef struct kpn_chan kpn_chan;
 
 /* Smallest stack, in bytes, that kpn_spawn accepts.  Enough for a process
- * that calls kpn_send/kpn_recv from a shallow function; size real stacks
- * with the high-water mark from kpn_proc_stats.  Not enough for a signal
- * handler: on a hosted system that may deliver signals to a process, give
- * it 8 KiB or more, or use sigaltstack. */
+ * that calls kpn_send/kpn_recv from a shallow function on one runner
+ * (measured: 256 bytes at most); size real stacks with the high-water
+ * mark from kpn_proc_stats.  With several runners a send or receive may
+ * wake a sleeping runner, which runs the port's semaphore post on the
+ * process's stack (measured on glibc: 3.4 KiB): give such processes
+ * 8 KiB.  Not enough for a signal handler either: on a hosted system that
+ * may deliver signals to a process, give it 8 KiB or more, or use
+ * sigaltstack. */
 #define KPN_STACK_MIN 1024u
 
 /* ------------------------------------------------------------------ */

@@ -74,6 +74,8 @@ void test_size_proc_is_enough_at_every_arena_alignment(void)
     size_t off;
 
     TEST_ASSERT_LESS_OR_EQUAL(sizeof exact - 16, need);
+    TEST_ASSERT_EQUAL_size_t(0, kpn_size_proc((size_t)-1, 1)); /* no such size */
+    TEST_ASSERT_EQUAL_size_t(0, kpn_size_proc(STACK, (size_t)-1));
     for (off = 0; off < 16; ++off) {
         kpn_proc *p;
         int i;
@@ -146,6 +148,15 @@ void test_proc_next_walks_processes_in_spawn_order(void)
     }
     TEST_ASSERT_NULL(it);
     TEST_ASSERT_NULL(kpn_proc_next(NULL, NULL));
+    {
+        /* a process of another net is not a place to continue from */
+        static unsigned char other_arena[64 * 1024];
+        kpn_net *other;
+        kpn_proc *stranger;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&other, other_arena, sizeof other_arena, NULL));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(other, &stranger, "s", idle, NULL, STACK));
+        TEST_ASSERT_NULL(kpn_proc_next(net, stranger));
+    }
 }
 
 void test_proc_stats_rejects_null(void)

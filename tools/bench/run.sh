@@ -71,6 +71,10 @@ if [ -x build/amd64/examples/random ]; then
     done
 fi
 
+echo "bench: soak (10 000 processes, 20 000 channels, 10^8 messages, 2 runners)" >&2
+build/amd64/examples/soak --runners=2 2>/dev/null | tail -n 1 |
+    csv soak.csv procs chans runners sends messages received wall msgs_per_s exact
+
 if command -v gnuplot >/dev/null 2>&1; then
     gnuplot -e "dir='$out'; outdir='docs/bench'; machine='$machine'" tools/bench/plots.gp
     echo "bench: plots in docs/bench/, data in $out/" >&2
