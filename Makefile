@@ -47,6 +47,8 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 
 .PHONY: all lib test test-port sanitize tsan fuzz coverage valgrind check-ceedling-links check-embedded examples demo bench clean help cmocka
 .DELETE_ON_ERROR:
+# keep generated runners: gcovr reads them, and they need no rebuilding
+.SECONDARY:
 
 all: lib examples
 
@@ -173,7 +175,7 @@ coverage: cmocka
 	@gcovr --root . --filter 'src/' --filter 'port/' --exclude-unreachable-branches \
 	  --print-summary --txt build/coverage.txt \
 	  --fail-under-line $(COV_LINES) --fail-under-branch $(COV_BRANCHES) \
-	  $(foreach p,$(PORTS),build/$(p)-cov) | tail -n 2
+	  $(foreach p,$(PORTS),build/$(p)-cov) | tail -n 3
 	@echo "coverage: per-file report in build/coverage.txt"
 
 # The suite under valgrind's memcheck, on the ucontext port, with the
