@@ -193,7 +193,8 @@ valgrind: cmocka
 	@sh tools/cmocka/run_suite.sh total build/posix-vg/results
 
 # libFuzzer over whole networks (clang): tools/fuzz/.  FUZZ_SECONDS bounds
-# the run; the corpus in tools/fuzz/corpus/ seeds it and keeps what it finds.
+# the run; tools/fuzz/corpus/ seeds it, and what it finds stays in
+# build/fuzz/corpus (tools/fuzz/run.sh --merge copies it into the repo).
 FUZZ_SECONDS ?= 60
 fuzz: cmocka
 	@sh tools/fuzz/run.sh $(FUZZ_SECONDS)

@@ -220,7 +220,7 @@ kpn_status kpn_run(kpn_net *net);
 /* Give the reserve pool 'size' bytes at 'mem' (any alignment; must stay
  * valid while the net is used, and must not overlap the arena).  Allowed
  * before a run and between runs, typically after KPN_ERESERVE.
- * KPN_EINVAL: NULL, fewer than 64 usable bytes, or overlapping the arena.
+ * KPN_EINVAL: NULL, 'size' below 64, or overlapping the arena.
  * KPN_ESTATE: the net is running. */
 kpn_status kpn_reserve_add(kpn_net *net, void *mem, size_t size);
 

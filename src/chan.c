@@ -81,11 +81,21 @@ static void copy_msg(void *dst, const void *src, size_t n)
     }
 }
 
-/* The caller must be the running process at this end of the channel.  On
- * the host thread nothing is running, so 'current' is NULL. */
-static int is_running(const kpn_proc *p)
+/* Is the caller process 'p'?  A process runs only on its own stack, so
+ * the caller is 'p' exactly when the caller's frame lies in p's stack.
+ * That holds whatever runner is running it and needs no thread-local
+ * state; the host thread's frames are never in a process stack.  (A
+ * "which process does my runner run" test would be fooled by a caller
+ * on another runner while 'p' runs elsewhere.) */
+static KPNI_INLINE int is_running(const kpn_proc *p)
 {
-    return KPNI_LOAD(&KPNI_LOAD(&p->runner)->current) == p;
+#if defined(__GNUC__) || defined(__clang__)
+    const unsigned char *frame = (const unsigned char *)__builtin_frame_address(0);
+#else
+    unsigned char here;
+    const unsigned char *frame = &here;
+#endif
+    return (uintptr_t)frame - (uintptr_t)p->stack_lo < p->stack_size;
 }
 
 /* Would a process blocking on 'c' for 'why' really have to wait?  Asked

@@ -169,6 +169,7 @@ typedef struct kpni_pool {
 
 #define KPNI_POOL_HEADER 16u
 #define KPNI_POOL_MIN (KPNI_POOL_HEADER + KPNI_ALIGN) /* smallest block */
+#define KPNI_RESERVE_MIN 64u /* smallest reserve a caller may give (kpn.h) */
 
 void kpni_pool_add(kpni_pool *pool, void *mem, size_t size);
 void *kpni_pool_alloc(kpni_pool *pool, size_t size);

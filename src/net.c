@@ -48,7 +48,7 @@ static kpn_status check_config(const kpn_config *cfg)
     if (cfg->default_capacity == 0 || (cfg->resolve != 0 && cfg->resolve != 1) ||
         (cfg->strict != 0 && cfg->strict != 1) ||
         /* a reserve too small to hold one pool block is a mistake, not 0 */
-        (cfg->reserve_size != 0 && cfg->reserve_size < KPNI_POOL_MIN + KPNI_ALIGN) ||
+        (cfg->reserve_size != 0 && cfg->reserve_size < KPNI_RESERVE_MIN) ||
         cfg->runners == 0 || cfg->runners > KPN_MAX_RUNNERS ||
         (cfg->policy != KPN_POLICY_WS && cfg->policy != KPN_POLICY_STATIC) ||
         (cfg->wake != KPN_WAKE_LAST && cfg->wake != KPN_WAKE_WAKER))

@@ -95,7 +95,7 @@ kpn_status kpn_reserve_add(kpn_net *net, void *mem, size_t size)
 {
     uintptr_t m = (uintptr_t)mem, lo, hi;
 
-    if (!kpni_net_valid(net) || mem == NULL || size < KPNI_POOL_MIN + KPNI_ALIGN ||
+    if (!kpni_net_valid(net) || mem == NULL || size < KPNI_RESERVE_MIN ||
         size > UINTPTR_MAX - m)
         return KPN_EINVAL;
     if (net->state == KPNI_NET_RUNNING)

@@ -136,6 +136,8 @@ void test_reserve_add_checks_its_arguments(void)
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(NULL, extra, sizeof extra));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, NULL, sizeof extra));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, extra, 40));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, extra + 1, 63));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, extra + 1, 48));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, arena + 1024, 4096));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, arena + sizeof arena - 8, 4096));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
@@ -171,6 +173,12 @@ void test_the_configured_reserve_is_the_pool(void)
     kpn_stats st;
 
     kpn_config_default(&cfg);
+    cfg.reserve_size = 63; /* kpn.h: 1 to 63 is a caller mistake */
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    cfg.reserve_size = 48;
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    cfg.reserve_size = 64;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
     cfg.reserve_size = 8192;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));

@@ -317,3 +317,57 @@ void test_a_stack_overflow_on_one_runner_stops_them_all(void)
     TEST_ASSERT_EQUAL_INT(KPN_ESTACK, kpn_run(net));
     TEST_ASSERT_EQUAL_PTR(deep, kpn_net_fault(net));
 }
+
+/* A process that is not a channel's writer is refused even while the
+ * writer is running at that very moment on another runner: the caller is
+ * known by the stack it runs on, not by what its runner is doing. */
+static kpn_chan *owned;
+static int w_started, intruder_done, intruder_accepted, reader_got;
+
+static void busy_writer(void *arg)
+{
+    int v = 7;
+    (void)arg;
+    __atomic_store_n(&w_started, 1, __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(&intruder_done, __ATOMIC_SEQ_CST))
+        ; /* running on runner 0 the whole time the intruder tries */
+    kpn_send(owned, &v);
+}
+
+static void intruder(void *arg)
+{
+    int i, v = 666;
+    (void)arg;
+    while (!__atomic_load_n(&w_started, __ATOMIC_SEQ_CST))
+        ;
+    for (i = 0; i < 1000; ++i) {
+        intruder_accepted += kpn_send(owned, &v) != KPN_EPERM;
+        intruder_accepted += kpn_recv(owned, &v) != KPN_EPERM;
+        intruder_accepted += kpn_close(owned) != KPN_EPERM;
+    }
+    __atomic_store_n(&intruder_done, 1, __ATOMIC_SEQ_CST);
+}
+
+static void owner_reader(void *arg)
+{
+    (void)arg;
+    kpn_recv(owned, &reader_got);
+}
+
+void test_a_stranger_is_refused_while_the_writer_runs_on_another_runner(void)
+{
+    kpn_proc *w, *x, *r;
+
+    init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "writer", busy_writer, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "intruder", intruder, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "reader", owner_reader, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(w, 0));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(x, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(r, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &owned, w, r, sizeof(int), 4));
+    w_started = intruder_done = intruder_accepted = reader_got = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(0, intruder_accepted);
+    TEST_ASSERT_EQUAL_INT(7, reader_got);
+}
