@@ -105,10 +105,12 @@ $(BUILD)/runners/%_runner.c: test/%.c tools/cmocka/gen_runner.sh
 	sh tools/cmocka/gen_runner.sh $< > $@
 
 # A test may name example sources (TEST_SOURCE_FILE("examples/x_net.c")):
-# they are compiled into it, as Ceedling does.
+# they are compiled into it, as Ceedling does.  (In a pattern rule a
+# literal % in the prerequisites would become the stem: hence PERCENT.)
+PERCENT := %
 .SECONDEXPANSION:
 $(BUILD)/tests/%: test/%.c $(BUILD)/runners/%_runner.c $(LIB) tools/cmocka/unity.h $(wildcard test/support/*.h) \
-                  $$(filter examples/%,$$(shell sh tools/cmocka/gen_runner.sh --sources test/$$*.c)) $(wildcard examples/*.h)
+                  $$(filter examples/$$(PERCENT),$$(shell sh tools/cmocka/gen_runner.sh --sources test/$$*.c)) $(wildcard examples/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Iexamples $< $(BUILD)/runners/$*_runner.c $(filter examples/%.c,$^) $(LIB) -lcmocka $(EXTRA_LIBS) -o $@
 
