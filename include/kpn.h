@@ -69,8 +69,10 @@ typedef struct kpn_chan kpn_chan;
  * (measured: 256 bytes at most); size real stacks with the high-water
  * mark from kpn_proc_stats.  With several runners a send or receive may
  * wake a sleeping runner, which runs the port's semaphore post on the
- * process's stack (measured on glibc: 3.4 KiB): give such processes
- * 8 KiB.  Not enough for a signal handler either: on a hosted system that
+ * process's stack; the first such call also goes through the dynamic
+ * linker's lazy binding, which saves the whole vector register file
+ * there (measured on glibc with AVX-512: 3.4 KiB in all; 376 bytes with
+ * LD_BIND_NOW=1): give such processes 8 KiB.  Not enough for a signal handler either: on a hosted system that
  * may deliver signals to a process, give it 8 KiB or more, or use
  * sigaltstack. */
 #define KPN_STACK_MIN 1024u

@@ -1,7 +1,7 @@
 # The papers' figures from make bench's CSV files: gnuplot -e "dir='build/bench';
 # outdir='docs/bench'; machine='...'" tools/bench/plots.gp
 set datafile separator ','
-set terminal pngcairo size 760,460 font 'sans,10'
+set terminal pngcairo size 760,460 font 'sans,10' noenhanced
 set key top left
 set grid
 have_file(f) = system('test -f '.f.' && echo 1') eq "1"

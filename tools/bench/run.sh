@@ -14,6 +14,7 @@ echo "bench: $machine" >&2
 # csv FILE KEY...: append the last line's KEY values as one CSV row (the
 # header is written when the file is new).
 csv() {
+    name=$1
     file=$out/$1; shift
     line=$(cat)
     [ -f "$file" ] || (IFS=,; echo "$*") > "$file"
@@ -23,7 +24,7 @@ csv() {
         row="${row:+$row,}$v"
     done
     echo "$row" >> "$file"
-    echo "  $1: $row" >&2
+    echo "  $name: $row" >&2
 }
 last() { "$@" 2>/dev/null | tail -n 1; }
 

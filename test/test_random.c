@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/* The random-network example: the generator's determinism and shapes, work conserved on any runners. */
+#include <stdio.h>
+#include <string.h>
+#include "unity.h"
+#include "kpn.h"
+#include "random_net.h"
+
+TEST_SOURCE_FILE("examples/random_net.c")
+TEST_SOURCE_FILE("src/arena.c")
+TEST_SOURCE_FILE("src/chan.c")
+TEST_SOURCE_FILE("src/net.c")
+TEST_SOURCE_FILE("src/pool.c")
+TEST_SOURCE_FILE("src/proc.c")
+TEST_SOURCE_FILE("src/report.c")
+TEST_SOURCE_FILE("src/resolve.c")
+TEST_SOURCE_FILE("src/sched.c")
+TEST_SOURCE_FILE("src/stats.c")
+TEST_SOURCE_FILE("src/status.c")
+TEST_SOURCE_FILE("port/posix/port_posix.c")
+TEST_SOURCE_FILE("port/posix/thread_posix.c")
+
+#define STACK 16384
+static unsigned char arena[8 << 20];
+static rnet_graph graph, other;
+static rnet_run run;
+
+/* A small network with cycles, for the many runs: 30 processes in 8
+ * layers, 4 back-edges. */
+static const rnet_params small = {UINT64_C(7), 30, 8, 4};
+
+void setUp(void) {}
+
+void tearDown(void) {}
+
+static void generate(rnet_graph *g, const rnet_params *p)
+{
+    TEST_ASSERT_EQUAL_INT(RNET_OK, rnet_generate(g, p));
+}
+
+/* Build 'g' into a fresh net and run it; returns the stats. */
+static kpn_stats run_net(const rnet_graph *g, unsigned runners, kpn_policy policy,
+                         uint64_t total, uint64_t d, size_t capacity)
+{
+    kpn_config cfg;
+    kpn_net *net = NULL;
+    kpn_stats st;
+
+    kpn_config_default(&cfg);
+    cfg.runners = runners;
+    cfg.policy = policy;
+    cfg.reserve_size = 1 << 20;
+    TEST_ASSERT_LESS_OR_EQUAL(sizeof arena, rnet_arena_size(g, &cfg, capacity, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, rnet_build(net, g, &run, total, d, capacity, STACK,
+                                             policy == KPN_POLICY_STATIC ? runners : 0));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    return st;
+}
+
+/* ------------------------------------------------------------ the shape */
+
+/* What a walk over the edge list finds, computed here rather than taken
+ * from the generator's own counters. */
+struct shape {
+    int nodes;       /* reached from the source by forward edges */
+    int to_sink;     /* nodes from which the sink is reached */
+    int edges, back, layers;
+    int cycles;      /* back-edges u -> v where v reaches u by forward edges */
+    int forward_ok;  /* every forward edge goes to a later layer */
+    int incident_ok; /* no node touches two back-edges; source and sink none */
+};
+
+static void walk(const rnet_graph *g, struct shape *s)
+{
+    static unsigned char seen[RNET_MAX_NODES], layer_used[RNET_MAX_NODES];
+    static int touch[RNET_MAX_NODES];
+    int e, v, changed, b;
+
+    memset(s, 0, sizeof *s);
+    s->forward_ok = s->incident_ok = 1;
+    s->edges = g->edges;
+    memset(touch, 0, sizeof touch);
+    memset(layer_used, 0, sizeof layer_used);
+    for (e = 0; e < g->edges; ++e) {
+        if (g->back[e]) {
+            s->back++;
+            touch[g->from[e]]++;
+            touch[g->to[e]]++;
+        } else if (g->layer[g->to[e]] <= g->layer[g->from[e]]) {
+            s->forward_ok = 0;
+        }
+    }
+    for (v = 0; v < g->nodes; ++v) {
+        if (touch[v] > 1 || ((v == 0 || v == g->nodes - 1) && touch[v] > 0))
+            s->incident_ok = 0;
+        if (v > 0 && v < g->nodes - 1)
+            layer_used[g->layer[v]] = 1;
+    }
+    for (v = 0; v < RNET_MAX_NODES; ++v)
+        s->layers += layer_used[v];
+    /* reached from the source: repeat over the forward edges until still */
+    memset(seen, 0, sizeof seen);
+    seen[0] = 1;
+    do {
+        changed = 0;
+        for (e = 0; e < g->edges; ++e)
+            if (!g->back[e] && seen[g->from[e]] && !seen[g->to[e]])
+                seen[g->to[e]] = changed = 1;
+    } while (changed);
+    for (v = 0; v < g->nodes; ++v)
+        s->nodes += seen[v];
+    memset(seen, 0, sizeof seen);
+    seen[g->nodes - 1] = 1;
+    do {
+        changed = 0;
+        for (e = 0; e < g->edges; ++e)
+            if (!g->back[e] && seen[g->to[e]] && !seen[g->from[e]])
+                seen[g->from[e]] = changed = 1;
+    } while (changed);
+    for (v = 0; v < g->nodes; ++v)
+        s->to_sink += seen[v];
+    /* a back-edge u -> v closes a cycle if v reaches u */
+    for (b = 0; b < g->edges; ++b) {
+        if (!g->back[b])
+            continue;
+        memset(seen, 0, sizeof seen);
+        seen[g->to[b]] = 1;
+        do {
+            changed = 0;
+            for (e = 0; e < g->edges; ++e)
+                if (!g->back[e] && seen[g->from[e]] && !seen[g->to[e]])
+                    seen[g->to[e]] = changed = 1;
+        } while (changed);
+        s->cycles += seen[g->from[b]];
+    }
+}
+
+void test_a_seed_gives_the_same_network_every_time(void)
+{
+    rnet_params p = small;
+
+    generate(&graph, &p);
+    generate(&other, &p);
+    TEST_ASSERT_EQUAL_MEMORY(&graph, &other, sizeof graph);
+    p.seed++;
+    generate(&other, &p);
+    TEST_ASSERT_EQUAL_INT(p.nodes, other.nodes);
+    TEST_ASSERT_FALSE(graph.edges == other.edges &&
+                      memcmp(graph.to, other.to, sizeof graph.to) == 0 &&
+                      memcmp(graph.from, other.from, sizeof graph.from) == 0);
+}
+
+void test_rnd_a_has_the_papers_shape(void)
+{
+    const rnet_preset *p = rnet_preset_find("RND-A");
+    struct shape s;
+
+    TEST_ASSERT_NOT_NULL(p);
+    generate(&graph, &p->params);
+    walk(&graph, &s);
+    /* thesis 5.2.3.1: 238 nodes and 364 edges in 50 layers, no cycles */
+    TEST_ASSERT_EQUAL_INT(238, s.nodes);
+    TEST_ASSERT_EQUAL_INT(238, s.to_sink);
+    TEST_ASSERT_EQUAL_INT(364, s.edges);
+    TEST_ASSERT_EQUAL_INT(50, s.layers);
+    TEST_ASSERT_EQUAL_INT(0, s.back);
+    TEST_ASSERT_EQUAL_INT(0, s.cycles);
+    TEST_ASSERT_TRUE(s.forward_ok);
+    TEST_ASSERT_EQUAL_INT(p->edges, s.edges);
+    TEST_ASSERT_EQUAL_INT(p->cycles, s.cycles);
+}
+
+void test_rnd_b_has_the_papers_shape(void)
+{
+    const rnet_preset *p = rnet_preset_find("rnd-b");
+    struct shape s;
+
+    TEST_ASSERT_NOT_NULL(p);
+    generate(&graph, &p->params);
+    walk(&graph, &s);
+    /* "212 nodes, 333 edges in 50 layers and 13 cycles" */
+    TEST_ASSERT_EQUAL_INT(212, s.nodes);
+    TEST_ASSERT_EQUAL_INT(212, s.to_sink);
+    TEST_ASSERT_EQUAL_INT(333, s.edges);
+    TEST_ASSERT_EQUAL_INT(50, s.layers);
+    TEST_ASSERT_EQUAL_INT(13, s.back);
+    TEST_ASSERT_EQUAL_INT(13, s.cycles);
+    TEST_ASSERT_TRUE(s.forward_ok);
+    TEST_ASSERT_TRUE(s.incident_ok);
+    TEST_ASSERT_EQUAL_INT(p->edges, s.edges);
+    TEST_ASSERT_EQUAL_INT(p->cycles, s.cycles);
+    TEST_ASSERT_NULL(rnet_preset_find("RND-C"));
+}
+
+void test_every_node_touches_at_most_one_back_edge(void)
+{
+    struct shape s;
+    uint64_t seed;
+
+    /* ask for more back-edges than there is room for */
+    for (seed = 1; seed <= 20; ++seed) {
+        rnet_params p = {seed, 40, 6, 30};
+        generate(&graph, &p);
+        walk(&graph, &s);
+        TEST_ASSERT_TRUE(s.incident_ok);
+        TEST_ASSERT_TRUE(s.forward_ok);
+        TEST_ASSERT_EQUAL_INT(graph.back_edges, s.back);
+        TEST_ASSERT_EQUAL_INT(s.back, s.cycles);
+        TEST_ASSERT_LESS_OR_EQUAL((p.nodes - 2) / 2, s.back);
+        TEST_ASSERT_GREATER_THAN(0, s.back);
+        TEST_ASSERT_EQUAL_INT(p.nodes, s.nodes);
+        TEST_ASSERT_EQUAL_INT(p.nodes, s.to_sink);
+    }
+}
+
+void test_impossible_shapes_are_refused(void)
+{
+    rnet_params p = {1, 10, 9, 0};
+
+    TEST_ASSERT_EQUAL_INT(RNET_EINVAL, rnet_generate(&graph, &p));
+    p.layers = 0;
+    TEST_ASSERT_EQUAL_INT(RNET_EINVAL, rnet_generate(&graph, &p));
+    p.layers = 2;
+    p.nodes = RNET_MAX_NODES + 1;
+    TEST_ASSERT_EQUAL_INT(RNET_EINVAL, rnet_generate(&graph, &p));
+    p.nodes = 4;
+    p.back_edges = -1;
+    TEST_ASSERT_EQUAL_INT(RNET_EINVAL, rnet_generate(&graph, &p));
+    p.back_edges = 5; /* one layer: no back-edge can close a cycle, none placed */
+    p.nodes = 3;
+    p.layers = 1;
+    TEST_ASSERT_EQUAL_INT(RNET_OK, rnet_generate(&graph, &p));
+    TEST_ASSERT_EQUAL_INT(3, graph.nodes);
+    TEST_ASSERT_EQUAL_INT(0, graph.back_edges);
+}
+
+void test_the_dot_file_has_every_edge(void)
+{
+    char line[256];
+    int arrows = 0, dashed = 0;
+    FILE *f = tmpfile();
+
+    TEST_ASSERT_NOT_NULL(f);
+    generate(&graph, &small);
+    TEST_ASSERT_EQUAL_INT(0, rnet_write_dot(&graph, f));
+    rewind(f);
+    while (fgets(line, sizeof line, f) != NULL) {
+        arrows += strstr(line, " -> ") != NULL;
+        dashed += strstr(line, "dashed") != NULL;
+    }
+    fclose(f);
+    TEST_ASSERT_EQUAL_INT(graph.edges, arrows);
+    TEST_ASSERT_EQUAL_INT(graph.back_edges, dashed);
+}
+
+/* ------------------------------------------------------------ the work */
+
+void test_work_is_conserved_on_any_runners_policy_division_and_capacity(void)
+{
+    static const uint64_t ds[] = {1, 2, 5, 16};
+    unsigned runners;
+    size_t capacity;
+    int i, policy;
+
+    generate(&graph, &small);
+    TEST_ASSERT_EQUAL_INT(4, graph.back_edges);
+    for (runners = 1; runners <= 3; ++runners)
+        for (policy = 0; policy < 2; ++policy)
+            for (i = 0; i < 4; ++i)
+                for (capacity = 1; capacity <= 3; ++capacity) {
+                    uint64_t total = 1000 + 7 * (uint64_t)i;
+                    kpn_stats st = run_net(&graph, runners,
+                                           policy ? KPN_POLICY_STATIC : KPN_POLICY_WS, total,
+                                           ds[i], capacity);
+                    TEST_ASSERT_EQUAL_INT(0, rnet_errors(&run, NULL));
+                    TEST_ASSERT_EQUAL_UINT64(total, run.sink_total);
+                    TEST_ASSERT_TRUE(rnet_work_ok(&run));
+                    TEST_ASSERT_EQUAL_size_t((size_t)graph.nodes, st.procs_exited);
+                    TEST_ASSERT_EQUAL_UINT64(0, st.discarded);
+                    /* d per forward edge, d-1 per back-edge */
+                    TEST_ASSERT_EQUAL_UINT64(ds[i] * (uint64_t)graph.edges -
+                                                 (uint64_t)graph.back_edges,
+                                             st.messages);
+                }
+}
+
+void test_the_presets_conserve_work_on_two_and_three_runners(void)
+{
+    const char *names[] = {"RND-A", "RND-B"};
+    int n;
+    unsigned runners;
+
+    for (n = 0; n < 2; ++n) {
+        generate(&graph, &rnet_preset_find(names[n])->params);
+        for (runners = 2; runners <= 3; ++runners) {
+            kpn_stats st = run_net(&graph, runners, KPN_POLICY_WS, 100003, 6, 1);
+            TEST_ASSERT_TRUE(rnet_work_ok(&run));
+            TEST_ASSERT_EQUAL_UINT64(100003, run.sink_total);
+            TEST_ASSERT_EQUAL_UINT64(0, st.discarded);
+        }
+    }
+}
+
+void test_messages_with_no_work_are_carried_too(void)
+{
+    /* fewer units than messages: most rounds carry 0 */
+    generate(&graph, &small);
+    run_net(&graph, 2, KPN_POLICY_WS, 3, 10, 1);
+    TEST_ASSERT_TRUE(rnet_work_ok(&run));
+    TEST_ASSERT_EQUAL_UINT64(3, run.sink_total);
+    run_net(&graph, 1, KPN_POLICY_WS, 0, 4, 1);
+    TEST_ASSERT_TRUE(rnet_work_ok(&run));
+    TEST_ASSERT_EQUAL_UINT64(0, run.sink_total);
+}
+
+void test_each_process_burns_the_same_whatever_the_schedule(void)
+{
+    static uint64_t reference[RNET_MAX_NODES];
+    int v;
+
+    /* a Kahn network: every process sees the same messages on 1 runner
+     * with channels of 1 as on 3 runners with channels of 3 */
+    generate(&graph, &rnet_preset_find("RND-B")->params);
+    run_net(&graph, 1, KPN_POLICY_WS, 1000000, 9, 1);
+    for (v = 0; v < graph.nodes; ++v)
+        reference[v] = run.burned[v];
+    run_net(&graph, 3, KPN_POLICY_WS, 1000000, 9, 3);
+    TEST_ASSERT_TRUE(rnet_work_ok(&run));
+    for (v = 0; v < graph.nodes; ++v)
+        TEST_ASSERT_EQUAL_UINT64(reference[v], run.burned[v]);
+    run_net(&graph, 2, KPN_POLICY_STATIC, 1000000, 9, 2);
+    for (v = 0; v < graph.nodes; ++v)
+        TEST_ASSERT_EQUAL_UINT64(reference[v], run.burned[v]);
+}
+
+void test_the_flow_factor_predicts_the_work_burned(void)
+{
+    uint64_t total = 2000000, d = 400, burned, want;
+
+    generate(&graph, &rnet_preset_find("RND-B")->params);
+    run_net(&graph, 1, KPN_POLICY_WS, total, d, 4);
+    burned = rnet_burned(&run);
+    want = (uint64_t)(rnet_flow_factor(&graph) * (double)total);
+    /* the first and the last round differ from the steady state: within 2% */
+    TEST_ASSERT_UINT_WITHIN(want / 50, want, burned);
+    TEST_ASSERT_EQUAL_UINT64(0, run.burned[0]);
+    TEST_ASSERT_EQUAL_UINT64(0, run.burned[graph.nodes - 1]);
+}
