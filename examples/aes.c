@@ -105,14 +105,7 @@ int main(int argc, char **argv)
     p.runners = (unsigned)opt[RUNNERS].value;
     p.stack = (size_t)opt[STACK].value;
     runs = (int)opt[RUNS].value;
-    if (strcmp(opt[POLICY].text, "ws") == 0)
-        p.policy = KPN_POLICY_WS;
-    else if (strcmp(opt[POLICY].text, "static") == 0)
-        p.policy = KPN_POLICY_STATIC;
-    else {
-        fprintf(stderr, "aes: --policy wants ws or static, not '%s'\n", opt[POLICY].text);
-        return 2;
-    }
+    p.policy = ex_policy(argv[0], opt[POLICY].text);
     if (p.k > p.b || p.b - p.k > MAX_SPLIT) {
         fprintf(stderr, "aes: --k wants %u..%u for b=%u (at most 2^%d workers)\n",
                 p.b > MAX_SPLIT ? p.b - MAX_SPLIT : AES_NET_MIN_K, p.b, p.b, MAX_SPLIT);

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "kpn.h"
+
 #ifndef KPN_EXAMPLE_PORT
 #define KPN_EXAMPLE_PORT "unknown"
 #endif
@@ -91,6 +93,27 @@ static inline double ex_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, ex_cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* --policy=ws|static and --wake=last|waker; exits 2 on anything else. */
+static inline kpn_policy ex_policy(const char *prog, const char *text)
+{
+    if (strcmp(text, "ws") == 0)
+        return KPN_POLICY_WS;
+    if (strcmp(text, "static") == 0)
+        return KPN_POLICY_STATIC;
+    fprintf(stderr, "%s: --policy wants ws or static, not '%s'\n", prog, text);
+    exit(2);
+}
+
+static inline kpn_wake ex_wake(const char *prog, const char *text)
+{
+    if (strcmp(text, "last") == 0)
+        return KPN_WAKE_LAST;
+    if (strcmp(text, "waker") == 0)
+        return KPN_WAKE_WAKER;
+    fprintf(stderr, "%s: --wake wants last or waker, not '%s'\n", prog, text);
+    exit(2);
 }
 
 /* Exits with a sentence when a kpn call fails. */

@@ -127,15 +127,7 @@ int main(int argc, char **argv)
 
     kpn_config_default(&cfg);
     cfg.reserve_size = 4u << 20; /* the resolver's pool, should a channel ever need to grow */
-    if (strcmp(opt[POLICY].text, "ws") == 0)
-        cfg.policy = KPN_POLICY_WS;
-    else if (strcmp(opt[POLICY].text, "static") == 0)
-        cfg.policy = KPN_POLICY_STATIC;
-    else {
-        fprintf(stderr, "%s: --policy wants ws or static, not '%s'\n", argv[0],
-                opt[POLICY].text);
-        return 2;
-    }
+    cfg.policy = ex_policy(argv[0], opt[POLICY].text);
 
     h264_params_default(&p);
     p.mb_w = (int)opt[WIDTH].value;

@@ -303,24 +303,8 @@ int main(int argc, char **argv)
     runs = (int)opt[RUNS].value;
 
     kpn_config_default(&cfg);
-    if (strcmp(opt[POLICY].text, "ws") == 0)
-        cfg.policy = KPN_POLICY_WS;
-    else if (strcmp(opt[POLICY].text, "static") == 0)
-        cfg.policy = KPN_POLICY_STATIC;
-    else {
-        fprintf(stderr, "%s: --policy wants ws or static, not '%s'\n", argv[0],
-                opt[POLICY].text);
-        return 2;
-    }
-    if (strcmp(opt[WAKE].text, "last") == 0)
-        cfg.wake = KPN_WAKE_LAST;
-    else if (strcmp(opt[WAKE].text, "waker") == 0)
-        cfg.wake = KPN_WAKE_WAKER;
-    else {
-        fprintf(stderr, "%s: --wake wants last or waker, not '%s'\n", argv[0],
-                opt[WAKE].text);
-        return 2;
-    }
+    cfg.policy = ex_policy(argv[0], opt[POLICY].text);
+    cfg.wake = ex_wake(argv[0], opt[WAKE].text);
 
     /* The R-runner net is the larger (its runner stacks come from the
      * arena), but check both. */

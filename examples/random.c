@@ -195,24 +195,8 @@ int main(int argc, char **argv)
 
     kpn_config_default(&cfg);
     cfg.reserve_size = reserve_size;
-    if (strcmp(opt[POLICY].text, "ws") == 0)
-        cfg.policy = KPN_POLICY_WS;
-    else if (strcmp(opt[POLICY].text, "static") == 0)
-        cfg.policy = KPN_POLICY_STATIC;
-    else {
-        fprintf(stderr, "%s: --policy wants ws or static, not '%s'\n", argv[0],
-                opt[POLICY].text);
-        return 2;
-    }
-    if (strcmp(opt[WAKE].text, "last") == 0)
-        cfg.wake = KPN_WAKE_LAST;
-    else if (strcmp(opt[WAKE].text, "waker") == 0)
-        cfg.wake = KPN_WAKE_WAKER;
-    else {
-        fprintf(stderr, "%s: --wake wants last or waker, not '%s'\n", argv[0],
-                opt[WAKE].text);
-        return 2;
-    }
+    cfg.policy = ex_policy(argv[0], opt[POLICY].text);
+    cfg.wake = ex_wake(argv[0], opt[WAKE].text);
 
     ge = rnet_generate(&graph, &params);
     if (ge != RNET_OK) {

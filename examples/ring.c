@@ -78,11 +78,7 @@ int main(int argc, char **argv)
     kpn_config_default(&cfg);
     cfg.resolve = (int)opt[RESOLVE].value;
     cfg.runners = (unsigned)opt[RUNNERS].value;
-    if (strcmp(opt[POLICY].text, "ws") != 0 && strcmp(opt[POLICY].text, "static") != 0) {
-        fprintf(stderr, "ring: --policy wants ws or static, not '%s'\n", opt[POLICY].text);
-        return 2;
-    }
-    cfg.policy = strcmp(opt[POLICY].text, "static") == 0 ? KPN_POLICY_STATIC : KPN_POLICY_WS;
+    cfg.policy = ex_policy(argv[0], opt[POLICY].text);
     need = kpn_size_net(&cfg) +
            (size_t)n * (kpn_size_proc((size_t)opt[STACK].value, 4) +
                         kpn_size_chan(sizeof(int), (size_t)opt[CAPACITY].value));
