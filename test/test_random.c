@@ -143,7 +143,10 @@ void test_a_seed_gives_the_same_network_every_time(void)
 
     generate(&graph, &p);
     generate(&other, &p);
-    TEST_ASSERT_EQUAL_MEMORY(&graph, &other, sizeof graph);
+    /* the generated graph, not the parameters copied in (their padding
+     * is whatever the caller's stack held) */
+    TEST_ASSERT_EQUAL_MEMORY(&graph.nodes, &other.nodes,
+                             sizeof graph - offsetof(rnet_graph, nodes));
     p.seed++;
     generate(&other, &p);
     TEST_ASSERT_EQUAL_INT(p.nodes, other.nodes);
