@@ -171,8 +171,15 @@ kpn_status kpn_recv(kpn_chan *c, void *msg)
     if (KPNI_UNLIKELY(!is_running(self)))
         return KPN_EPERM;
     while (KPNI_LOAD_ACQ(&c->sent) == c->received) {
-        if (KPNI_LOAD(&c->closed))
+        /* The writer may send its last message and close between the
+         * load above and this one (another runner): 'closed' is
+         * published after that message, so look at 'sent' once more
+         * before calling the channel drained. */
+        if (KPNI_LOAD_ACQ(&c->closed)) {
+            if (KPNI_LOAD_ACQ(&c->sent) != c->received)
+                break;
             return KPN_EOF;
+        }
         kpni_sched_block(self, KPN_PROC_BLOCKED_READ, c);
     }
     copy_msg(msg, c->ring + c->rpos, c->msg_size);
@@ -206,7 +213,7 @@ kpn_status kpn_close(kpn_chan *c)
         return KPN_EPERM;
     if (c->closed)
         return KPN_ESTATE;
-    KPNI_STORE(&c->closed, 1);
+    KPNI_STORE_REL(&c->closed, 1); /* after every message it closes */
     release(c->writer, c->reader, c, KPN_PROC_BLOCKED_READ);
     return KPN_OK;
 }

@@ -175,7 +175,7 @@ void kpni_proc_finish(kpn_proc *p)
     kpn_chan *c;
 
     for (c = p->outs; c != NULL; c = c->next_out) {
-        KPNI_STORE(&c->closed, 1);
+        KPNI_STORE_REL(&c->closed, 1); /* published after its last message */
         if (c->reader->state == KPN_PROC_BLOCKED_READ && c->reader->wait == c)
             kpni_sched_ready(p->runner, c->reader);
     }
