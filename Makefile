@@ -20,8 +20,8 @@ BUILD   := build/$(PORT)$(VARIANT)
 ALL_CFLAGS = $(WARN) $(OPT) -g $(XFLAGS) $(CFLAGS) -Iinclude -Iport
 
 SRC := $(sort $(wildcard src/*.c))
-PORT_SRC_amd64 := port/amd64/port_amd64.c port/amd64/switch_amd64.S port/posix/thread_posix.c port/posix/env_posix.c
-PORT_SRC_posix := port/posix/port_posix.c port/posix/thread_posix.c port/posix/env_posix.c
+PORT_SRC_amd64 := port/amd64/port_amd64.c port/amd64/switch_amd64.S port/pthread/thread_pthread.c
+PORT_SRC_posix := port/posix/port_posix.c port/pthread/thread_pthread.c
 PORT_SRC := $(PORT_SRC_$(PORT))
 ifeq ($(PORT_SRC),)
 $(error PORT must be one of: $(PORTS))

@@ -52,8 +52,8 @@ void kpn_port_switch(kpn_port_ctx *from, kpn_port_ctx *to);
 /* ------------------------------------------------------------------ */
 /* Threads: only for a build with KPN_THREADS (several runners).  A port
  * for a single-core target leaves these out and builds the core with
- * KPN_THREADS 0; the core then never calls them.  port/posix/
- * thread_posix.c implements them on POSIX threads, for both hosted ports.
+ * KPN_THREADS 0; the core then never calls them.  port/pthread/
+ * thread_pthread.c implements them on POSIX threads, for every hosted port.
  *
  * Every object lives in memory the core carves from the user's arena:
  * the port says how much, and never allocates. */

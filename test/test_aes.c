@@ -15,7 +15,7 @@ TEST_SOURCE_FILE("src/sched.c")
 TEST_SOURCE_FILE("src/stats.c")
 TEST_SOURCE_FILE("src/status.c")
 TEST_SOURCE_FILE("port/posix/port_posix.c")
-TEST_SOURCE_FILE("port/posix/thread_posix.c")
+TEST_SOURCE_FILE("port/pthread/thread_pthread.c")
 
 /* Sanitizers grow every frame: stacks grow with them. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

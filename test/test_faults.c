@@ -16,7 +16,7 @@ TEST_SOURCE_FILE("src/sched.c")
 TEST_SOURCE_FILE("src/stats.c")
 TEST_SOURCE_FILE("src/status.c")
 TEST_SOURCE_FILE("port/posix/port_posix.c")
-TEST_SOURCE_FILE("port/posix/thread_posix.c")
+TEST_SOURCE_FILE("port/pthread/thread_pthread.c")
 
 /*
  * Like SQLite's and Lua's allocation tests: the library's only allocator

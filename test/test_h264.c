@@ -18,7 +18,7 @@ TEST_SOURCE_FILE("src/sched.c")
 TEST_SOURCE_FILE("src/stats.c")
 TEST_SOURCE_FILE("src/status.c")
 TEST_SOURCE_FILE("port/posix/port_posix.c")
-TEST_SOURCE_FILE("port/posix/thread_posix.c")
+TEST_SOURCE_FILE("port/pthread/thread_pthread.c")
 
 /* A 5x4-macroblock picture (80x64 pixels), 4 frames: with 5 workers some
  * get no rows at all.  No burn: the suite measures nothing. */

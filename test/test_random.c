@@ -18,7 +18,7 @@ TEST_SOURCE_FILE("src/sched.c")
 TEST_SOURCE_FILE("src/stats.c")
 TEST_SOURCE_FILE("src/status.c")
 TEST_SOURCE_FILE("port/posix/port_posix.c")
-TEST_SOURCE_FILE("port/posix/thread_posix.c")
+TEST_SOURCE_FILE("port/pthread/thread_pthread.c")
 
 #define STACK 16384
 static unsigned char arena[8 << 20];

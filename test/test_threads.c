@@ -14,8 +14,8 @@
 #include "kpn.h"
 #include "port.h"
 
-TEST_SOURCE_FILE("port/posix/thread_posix.c")
-TEST_SOURCE_FILE("port/posix/env_posix.c")
+TEST_SOURCE_FILE("port/pthread/thread_pthread.c")
+TEST_SOURCE_FILE("src/env.c")
 
 /*
  * Nothing may fail an assertion on a thread a test started: Unity and

@@ -59,7 +59,7 @@ if [ "$port" = amd64 ]; then
 else
     port_c="port/posix/port_posix.c"; port_s=""
 fi
-port_c="$port_c port/posix/thread_posix.c port/posix/env_posix.c"
+port_c="$port_c port/pthread/thread_pthread.c"
 
 out=build/fuzz
 bin=$out/fuzz_net

@@ -1,12 +1,25 @@
 /* SPDX-License-Identifier: MIT */
-/* kpn_config_from_env for the hosted ports: runners, policy and channel capacity from the environment. */
+/* kpn_config_from_env: runners, policy and channel capacity from the process environment. */
 
-#include <stddef.h>
-#include <stdint.h>
+#include "kpn_int.h"
+
+/*
+ * Only a system with an environment has getenv.  Elsewhere (bare metal)
+ * the environment is empty: every variable is unset, so the call checks
+ * 'cfg' and changes nothing, and the core still needs no libc beyond
+ * memcpy and memset.  KPN_ENV 0 or 1 in the config file overrides.
+ */
+#ifndef KPN_ENV
+#if defined(__unix__) || defined(__APPLE__) || defined(_WIN32)
+#define KPN_ENV 1
+#else
+#define KPN_ENV 0
+#endif
+#endif
+
+#if KPN_ENV
 #include <stdlib.h>
 #include <string.h>
-
-#include "kpn.h"
 
 /*
  * Reads 'text' as a decimal number of one or more digits and nothing
@@ -92,6 +105,17 @@ kpn_status kpn_config_from_env_check(kpn_config *cfg, const char **bad)
         cfg->default_capacity = capacity;
     return KPN_OK;
 }
+
+#else /* !KPN_ENV */
+
+kpn_status kpn_config_from_env_check(kpn_config *cfg, const char **bad)
+{
+    if (bad != NULL)
+        *bad = NULL;
+    return cfg == NULL ? KPN_EINVAL : KPN_OK;
+}
+
+#endif /* KPN_ENV */
 
 kpn_status kpn_config_from_env(kpn_config *cfg)
 {
