@@ -2,14 +2,22 @@
 /* Channels: 1:1 ring buffers with copy semantics, blocking and EOF. */
 #include "kpn_int.h"
 
+/* A channel of a live net, not a stale handle (kpn_int.h, "Stale
+ * handles"): its tag and its net's serial.  The net's first line is in
+ * every runner's cache, so a send pays a compare for it. */
 int kpni_chan_valid(const kpn_chan *c)
 {
-    return c != NULL && c->magic == KPNI_CHAN_MAGIC;
+    return c != NULL && c->magic == KPNI_CHAN_MAGIC && kpni_net_valid(c->net) &&
+           c->serial == c->net->serial;
 }
 
-static int proc_of(const kpn_net *net, const kpn_proc *p)
+/* What a report may trust after a stack overflow (see kpni_proc_sane). */
+int kpni_chan_sane(const kpn_net *net, const kpn_chan *c)
 {
-    return p != NULL && p->magic == KPNI_PROC_MAGIC && p->net == net;
+    return kpni_in_arena(net, c, sizeof *c) && kpni_chan_valid(c) && c->net == net &&
+           kpni_in_arena(net, c->writer, sizeof *c->writer) &&
+           kpni_in_arena(net, c->reader, sizeof *c->reader) &&
+           (c->next == NULL || kpni_in_arena(net, c->next, sizeof *c));
 }
 
 /* Ring bytes for 'cap' messages, or 0 if that overflows a size_t. */
@@ -36,7 +44,7 @@ kpn_status kpn_connect(kpn_net *net, kpn_chan **out, kpn_proc *writer,
     kpn_chan *c;
 
     if (!kpni_net_valid(net) || out == NULL || msg_size == 0 ||
-        !proc_of(net, writer) || !proc_of(net, reader))
+        !kpni_proc_live(net, writer) || !kpni_proc_live(net, reader))
         return KPN_EINVAL;
     if (net->state != KPNI_NET_IDLE || writer->state == KPN_PROC_EXITED ||
         reader->state == KPN_PROC_EXITED)
@@ -52,6 +60,8 @@ kpn_status kpn_connect(kpn_net *net, kpn_chan **out, kpn_proc *writer,
 
     kpni_memset(c, 0, sizeof *c);
     c->magic = KPNI_CHAN_MAGIC;
+    c->serial = net->serial;
+    c->net = net;
     c->writer = writer;
     c->reader = reader;
     c->ring = (unsigned char *)c + kpni_align_up(sizeof *c);

@@ -3,12 +3,13 @@
 #ifndef KPN_INT_H
 #define KPN_INT_H
 
-#include "kpn.h"
-#include "port.h"
-
+/* The config file first: it may set KPN_STACK_MIN, which kpn.h defaults. */
 #ifdef KPN_CONFIG_FILE
 #include KPN_CONFIG_FILE
 #endif
+
+#include "kpn.h"
+#include "port.h"
 
 /* ------------------------------------------------------------------ */
 /* Compile-time options (layout and code only; the rest is kpn_config) */
@@ -36,6 +37,14 @@
 #endif
 #endif
 
+/* Guard pages (kpn_config.guard_pages) need the port's optional
+ * kpn_port_page_size and kpn_port_guard (port.h).  Hosted builds have
+ * them (port/pthread/); a bare-metal build leaves them out, and then
+ * cfg.guard_pages 1 is refused with KPN_EINVAL. */
+#ifndef KPN_GUARD_PAGES
+#define KPN_GUARD_PAGES KPN_THREADS
+#endif
+
 /* Broken internal invariants (never caller mistakes) go here; the few
  * checks sit off the hot path, so they stay on in release builds.  Define
  * KPN_ASSERT(cond) in the config file to route them to your handler. */
@@ -45,6 +54,15 @@
 #else
 #define KPN_ASSERT(c) do { if (!(c)) { volatile int *kpni_null = 0; *kpni_null = 0; } } while (0)
 #endif
+#endif
+
+/* A stack overflow that reached the net's own fields leaves nothing the
+ * library could trust to report it: the program stops here (fail-stop;
+ * docs/architecture.md).  Not an assertion: a caller's process did it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define kpni_fail_stop() __builtin_trap()
+#else
+#define kpni_fail_stop() do { volatile int *kpni_null = 0; *kpni_null = 0; } while (0)
 #endif
 
 /* ------------------------------------------------------------------ */
@@ -132,6 +150,20 @@ void __tsan_switch_to_fiber(void *fiber, unsigned flags);
 #define KPNI_NET_MAGIC  0x6b706e4eu /* "kpnN" */
 #define KPNI_PROC_MAGIC 0x6b706e50u /* "kpnP" */
 #define KPNI_CHAN_MAGIC 0x6b706e43u /* "kpnC" */
+/* A net given up with kpn_net_release: its handles are stale, and its
+ * serial stays readable so the next net in the arena takes another. */
+#define KPNI_NET_RELEASED 0x6b706e52u /* "kpnR" */
+
+/*
+ * Stale handles.  Re-initialising an arena places the new net exactly
+ * where the old one was, so an old process's 'net' pointer and tag both
+ * still look right.  Every net therefore gets a serial, one more than
+ * that of the net it replaces in the same place (read before it is
+ * overwritten), and every process and channel records its net's serial:
+ * a handle is live only when its serial is its net's.  A new object
+ * carved exactly where an old one was is the new object; anywhere else
+ * the old tag is overwritten by stack fill, a ring or another field.
+ */
 
 #define KPNI_ALIGN 16u  /* every carve; the stack ABI wants 16 */
 
@@ -221,9 +253,12 @@ typedef enum kpni_net_state {
 
 struct kpn_net {
     uint32_t magic;
+    uint32_t serial;               /* see "Stale handles" above */
     kpni_net_state state;
     kpn_config cfg;
     kpni_arena arena;
+    unsigned char *top;            /* end of the arena: the reserve ends here */
+    size_t page;                   /* guard page size (cfg.guard_pages), else 0 */
     kpni_runner *runners;          /* cfg.runners of them */
     unsigned nrunners;
 #if KPN_THREADS
@@ -276,13 +311,14 @@ struct kpn_proc {
     kpn_port_ctx *ctx;
     /* the rest */
     uint32_t magic;
+    uint32_t serial;           /* its net's (see "Stale handles") */
     unsigned home;             /* its runner under KPN_POLICY_STATIC */
 #ifdef KPNI_TSAN
     void *fiber;
 #endif
     kpn_net *net;
     uint64_t switches;
-    kpn_proc *next;            /* all processes, spawn order */
+    kpn_proc *next, *prev;     /* all processes, spawn order */
     kpn_chan *outs, *ins;      /* channels it writes / reads */
     void (*fn)(void *);
     void *arg;
@@ -290,6 +326,7 @@ struct kpn_proc {
     size_t stack_size;
     const char *name;
     size_t seen;               /* scratch stamp for the scan at rest */
+    unsigned char *guard;      /* its protected page (cfg.guard_pages), or NULL */
 };
 
 /* A channel and its ring, carved in one piece:
@@ -303,6 +340,8 @@ struct kpn_proc {
 struct kpn_chan {
     /* what every send and receive touches, first */
     uint32_t magic;
+    uint32_t serial;           /* its net's (see "Stale handles") */
+    kpn_net *net;
     int closed;
     kpn_proc *writer, *reader;
     unsigned char *ring;
@@ -399,10 +438,14 @@ void kpni_unlock(kpn_net *net);
 
 /* proc.c */
 int kpni_proc_guard_intact(const kpn_proc *p);
+int kpni_proc_live(const kpn_net *net, const kpn_proc *p);
+int kpni_proc_sane(const kpn_net *net, const kpn_proc *p);
+void kpni_proc_unguard_all(kpn_net *net);
 void kpni_proc_finish(kpn_proc *p);
 
 /* chan.c */
 int kpni_chan_valid(const kpn_chan *c);
+int kpni_chan_sane(const kpn_net *net, const kpn_chan *c);
 kpn_status kpni_chan_grow(kpn_chan *c);
 int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why);
 
@@ -410,8 +453,11 @@ int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why);
 int kpni_resolve_block(kpn_proc *self);
 kpn_status kpni_resolve_quiet(kpn_net *net);
 kpn_status kpni_resolve_pending(kpn_net *net);
+void kpni_resolve_record(kpn_net *net);
 
 /* net.c */
 int kpni_net_valid(const kpn_net *net);
+int kpni_in_arena(const kpn_net *net, const void *p, size_t size);
+int kpni_net_sane(const kpn_net *net);
 
 #endif /* KPN_INT_H */

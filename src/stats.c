@@ -8,12 +8,14 @@ kpn_status kpn_net_stats(const kpn_net *net, kpn_stats *out)
     const kpn_chan *c;
     unsigned i;
 
-    if (!kpni_net_valid(net) || out == NULL)
-        return KPN_EINVAL;
+    if (!kpni_net_sane(net) || out == NULL)
+        return KPN_EINVAL; /* not a net, or one whose own fields are damaged */
     kpni_memset(out, 0, sizeof *out);
     out->procs = net->nprocs;
     out->chans = net->nchans;
-    for (p = net->procs; p != NULL; p = p->next) {
+    /* After a stack overflow an object may be damaged: count what can be
+     * trusted, and stop a list where it cannot (kpni_proc_sane). */
+    for (p = net->procs; kpni_proc_sane(net, p); p = p->next) {
         switch (p->state) {
         case KPN_PROC_EXITED: out->procs_exited++; break;
         case KPN_PROC_BLOCKED_READ: out->procs_blocked_read++; break;
@@ -33,10 +35,10 @@ kpn_status kpn_net_stats(const kpn_net *net, kpn_stats *out)
     }
     out->runners = net->nrunners;
     /* what was queued for a reader that exited is never received either */
-    for (c = net->chans; c != NULL; c = c->next)
+    for (c = net->chans; kpni_chan_sane(net, c); c = c->next)
         if (c->reader->state == KPN_PROC_EXITED)
             out->discarded += c->sent - c->received;
-    out->arena_size = (size_t)(net->arena.end - net->arena.base) + net->cfg.reserve_size;
+    out->arena_size = (size_t)(net->top - net->arena.base);
     out->arena_used = (size_t)(net->arena.next - net->arena.base);
     out->arena_free = (size_t)(net->arena.end - net->arena.next);
     out->detections = net->detections;
