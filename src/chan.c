@@ -8,7 +8,7 @@
 int kpni_chan_valid(const kpn_chan *c)
 {
     return c != NULL && c->magic == KPNI_CHAN_MAGIC && kpni_net_valid(c->net) &&
-           c->serial == c->net->serial;
+           c->serial == c->net->serial && kpni_in_arena(c->net, c, sizeof *c);
 }
 
 /* What a report may trust after a stack overflow (see kpni_proc_sane). */

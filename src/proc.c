@@ -152,7 +152,8 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
 int kpni_proc_live(const kpn_net *net, const kpn_proc *p)
 {
     return p != NULL && p->magic == KPNI_PROC_MAGIC && kpni_net_valid(p->net) &&
-           (net == NULL || p->net == net) && p->serial == p->net->serial;
+           (net == NULL || p->net == net) && p->serial == p->net->serial &&
+           kpni_in_arena(p->net, p, sizeof *p);
 }
 
 /* What a report may trust after a stack overflow: 'p' lies in the carved
