@@ -151,9 +151,16 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
  * kpn_int.h). */
 int kpni_proc_live(const kpn_net *net, const kpn_proc *p)
 {
-    return p != NULL && p->magic == KPNI_PROC_MAGIC && kpni_net_valid(p->net) &&
-           (net == NULL || p->net == net) && p->serial == p->net->serial &&
-           kpni_in_arena(p->net, p, sizeof *p);
+    /* The record's own layout first: an overflow from the block above
+     * reaches the 'net' field only through the fields checked here, so
+     * 'net' is followed only when they are intact. */
+    return p != NULL && p->magic == KPNI_PROC_MAGIC &&
+           p->name == (const char *)p + kpni_align_up(sizeof *p) &&
+           (const unsigned char *)p->ctx + kpni_align_up(kpn_port_ctx_size()) ==
+               (const unsigned char *)p &&
+           (const unsigned char *)p->ctx - p->stack_size == p->stack_lo &&
+           kpni_net_valid(p->net) && (net == NULL || p->net == net) &&
+           p->serial == p->net->serial && kpni_in_arena(p->net, p, sizeof *p);
 }
 
 /* What a report may trust after a stack overflow: 'p' lies in the carved
@@ -162,10 +169,6 @@ int kpni_proc_live(const kpn_net *net, const kpn_proc *p)
 int kpni_proc_sane(const kpn_net *net, const kpn_proc *p)
 {
     return kpni_in_arena(net, p, sizeof *p) && kpni_proc_live(net, p) &&
-           p->name == (const char *)p + kpni_align_up(sizeof *p) &&
-           (const unsigned char *)p->ctx + kpni_align_up(kpn_port_ctx_size()) ==
-               (const unsigned char *)p &&
-           (const unsigned char *)p->ctx - p->stack_size == p->stack_lo &&
            p->state <= KPN_PROC_FAULTED &&
            (p->next == NULL || kpni_in_arena(net, p->next, sizeof *p)) &&
            (p->wait == NULL || kpni_in_arena(net, p->wait, sizeof *p->wait));
