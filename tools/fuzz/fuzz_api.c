@@ -411,10 +411,8 @@ static void op_spawn(unsigned a, unsigned b, unsigned c)
         EXPECT("kpn_spawn, a size that overflows", got, KPN_ENOMEM);
     else if (st.arena_free >= need)
         EXPECT("kpn_spawn, room enough", got, KPN_OK);
-    else if (st.arena_free + 15 < need)
-        EXPECT("kpn_spawn, no room", got, KPN_ENOMEM);
-    else
-        EXPECT2("kpn_spawn", got, KPN_OK, KPN_ENOMEM);
+    else /* kpn_size_proc is an upper bound (the worst stagger and slack) */
+        EXPECT2("kpn_spawn, little room", got, KPN_OK, KPN_ENOMEM);
     if (got == KPN_OK) {
         CHECK(m.np < MAXP);
         m.p[m.np].h = p;
