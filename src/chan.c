@@ -5,7 +5,7 @@
 /* A channel of a live net, not a stale handle (kpn_int.h, "Stale
  * handles"): its tag and its net's serial.  The net's first line is in
  * every runner's cache, so a send pays a compare for it. */
-int kpni_chan_valid(const kpn_chan *c)
+KPNI_TAG_READ int kpni_chan_valid(const kpn_chan *c)
 {
     return c != NULL && c->magic == KPNI_CHAN_MAGIC && kpni_net_valid(c->net) &&
            c->serial == c->net->serial && kpni_in_arena(c->net, c, sizeof *c);

@@ -22,7 +22,7 @@ void kpn_config_default(kpn_config *cfg)
 #endif
 }
 
-int kpni_net_valid(const kpn_net *net)
+KPNI_TAG_READ int kpni_net_valid(const kpn_net *net)
 {
     return net != NULL && net->magic == KPNI_NET_MAGIC;
 }
@@ -30,7 +30,7 @@ int kpni_net_valid(const kpn_net *net)
 /* Whether [p, p + size) lies in the part of the arena carved so far
  * (where every live process and channel is): a pointer read from
  * damaged memory is checked with this before it is followed. */
-int kpni_in_arena(const kpn_net *net, const void *p, size_t size)
+KPNI_TAG_READ int kpni_in_arena(const kpn_net *net, const void *p, size_t size)
 {
     uintptr_t a = (uintptr_t)p;
 

@@ -149,7 +149,7 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
 /* 'p' is a process of a live net ('net' NULL: of its own net), not a
  * stale handle of a net this arena held before (see "Stale handles" in
  * kpn_int.h). */
-int kpni_proc_live(const kpn_net *net, const kpn_proc *p)
+KPNI_TAG_READ int kpni_proc_live(const kpn_net *net, const kpn_proc *p)
 {
     /* The record's own layout first: an overflow from the block above
      * reaches the 'net' field only through the fields checked here, so
