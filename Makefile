@@ -45,7 +45,7 @@ EXTRA_LIBS   := -lmbedcrypto -lm -lpthread
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: all lib test test-port sanitize tsan fuzz coverage valgrind check-ceedling-links check-embedded examples demo bench clean help cmocka
+.PHONY: all lib test test-port sanitize tsan fuzz fuzz-api coverage valgrind check-ceedling-links check-embedded examples demo bench clean help cmocka
 .DELETE_ON_ERROR:
 # keep generated runners: gcovr reads them, and they need no rebuilding
 .SECONDARY:
@@ -60,6 +60,7 @@ help:
 	@echo "make valgrind                 the suite under valgrind memcheck, ucontext port"
 	@echo "make coverage                 line and branch coverage of src/ and port/ (gcovr), with a floor"
 	@echo "make fuzz [FUZZ_SECONDS=60]   libFuzzer over random networks against a reference interpreter"
+	@echo "make fuzz-api [FUZZ_SECONDS=60] libFuzzer over hostile API call sequences (docs/errors.md)"
 	@echo "make check-embedded           the core for Cortex-M4 and RV64, allocator check, sizes"
 	@echo "make check-ceedling-links     link each test with only its TEST_SOURCE_FILEs, as Ceedling does"
 	@echo "make examples [PORT=...]      build/PORT/examples/*"
@@ -200,6 +201,10 @@ valgrind: cmocka
 FUZZ_SECONDS ?= 60
 fuzz: cmocka
 	@sh tools/fuzz/run.sh $(FUZZ_SECONDS)
+
+# The API target (tools/fuzz/fuzz_api.c): hostile call sequences.
+fuzz-api: cmocka
+	@sh tools/fuzz/run.sh --target=api $(FUZZ_SECONDS)
 
 # ---------------------------------------------------------------- bare metal
 # The portable core alone (no port: a firmware supplies its own), as a
