@@ -7,7 +7,8 @@
  * every runner's cache, so a send pays a compare for it. */
 KPNI_TAG_READ int kpni_chan_valid(const kpn_chan *c)
 {
-    return c != NULL && c->magic == KPNI_CHAN_MAGIC && kpni_net_valid(c->net) &&
+    return c != NULL && c->magic == KPNI_CHAN_MAGIC &&
+           c->seal == kpni_seal(c, c->net, c->serial) && kpni_net_valid(c->net) &&
            c->serial == c->net->serial && kpni_in_arena(c->net, c, sizeof *c);
 }
 
@@ -62,6 +63,7 @@ kpn_status kpn_connect(kpn_net *net, kpn_chan **out, kpn_proc *writer,
     c->magic = KPNI_CHAN_MAGIC;
     c->serial = net->serial;
     c->net = net;
+    c->seal = kpni_seal(c, net, net->serial);
     c->writer = writer;
     c->reader = reader;
     c->ring = (unsigned char *)c + kpni_align_up(sizeof *c);

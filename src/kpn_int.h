@@ -173,7 +173,16 @@ void __tsan_switch_to_fiber(void *fiber, unsigned flags);
  * one starts its serials afresh).  A new object carved exactly where an
  * old one was is the new object; anywhere else in the carved part the
  * old tag is overwritten by stack fill, a ring or another field.
+ *
+ * A stale record may also be overwritten in part (by a reserve block's
+ * header, say) so that its tag survives and its 'net' does not: 'seal'
+ * binds the record's address, 'net' and serial together, and 'net' is
+ * followed only when the seal holds.
  */
+static inline uintptr_t kpni_seal(const void *self, const void *net, uint32_t serial)
+{
+    return ((uintptr_t)self ^ ((uintptr_t)net << 1) ^ serial) * (uintptr_t)0x9e3779b97f4a7c15ull;
+}
 
 #define KPNI_ALIGN 16u  /* every carve; the stack ABI wants 16 */
 
@@ -322,6 +331,7 @@ struct kpn_proc {
     /* the rest */
     uint32_t magic;
     uint32_t serial;           /* its net's (see "Stale handles") */
+    uintptr_t seal;            /* kpni_seal(this, net, serial) */
     unsigned home;             /* its runner under KPN_POLICY_STATIC */
 #ifdef KPNI_TSAN
     void *fiber;
@@ -352,6 +362,7 @@ struct kpn_chan {
     uint32_t magic;
     uint32_t serial;           /* its net's (see "Stale handles") */
     kpn_net *net;
+    uintptr_t seal;            /* kpni_seal(this, net, serial) */
     int closed;
     kpn_proc *writer, *reader;
     unsigned char *ring;

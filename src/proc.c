@@ -116,6 +116,7 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
     kpni_memset(p, 0, sizeof *p);
     p->magic = KPNI_PROC_MAGIC;
     p->serial = net->serial;
+    p->seal = kpni_seal(p, net, net->serial);
     p->guard = guard;
     p->net = net;
     p->ctx = (kpn_port_ctx *)(void *)top;
@@ -159,7 +160,7 @@ KPNI_TAG_READ int kpni_proc_live(const kpn_net *net, const kpn_proc *p)
            (const unsigned char *)p->ctx + kpni_align_up(kpn_port_ctx_size()) ==
                (const unsigned char *)p &&
            (const unsigned char *)p->ctx - p->stack_size == p->stack_lo &&
-           kpni_net_valid(p->net) && (net == NULL || p->net == net) &&
+           p->seal == kpni_seal(p, p->net, p->serial) && kpni_net_valid(p->net) && (net == NULL || p->net == net) &&
            p->serial == p->net->serial && kpni_in_arena(p->net, p, sizeof *p);
 }
 
