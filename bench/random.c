@@ -3,8 +3,8 @@
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include "kpn.h"
-#include "example.h"
-#include "random_net.h"
+#include "bench.h"
+#include "randnet.h"
 
 /*
  * A random layered network (random_net.c draws it from a seed) carries CPU
@@ -283,7 +283,7 @@ int main(int argc, char **argv)
            "sleeps=%llu switches=%llu runner_switches=",
            preset_name, graph.nodes, graph.edges, graph.back_edges, (unsigned long long)d,
            runners, graph.layers, (unsigned long long)graph.params.seed, capacity,
-           opt[POLICY].text, opt[WAKE].text, runs, KPN_EXAMPLE_PORT, opt[WORK_MS].value,
+           opt[POLICY].text, opt[WAKE].text, runs, KPN_BENCH_PORT, opt[WORK_MS].value,
            (unsigned long long)total, flow, burned_ms, iterations_per_us,
            (unsigned long long)st_r.messages, (double)st_r.messages / med_wall[1],
            (unsigned long long)st_r.detections, (unsigned long long)st_r.resolutions,

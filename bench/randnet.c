@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Random layered networks: the generator, the processes and their work protocol. */
 #include <string.h>
-#include "random_net.h"
+#include "randnet.h"
 
 /*
  * The generator (thesis 5.2.1.4, and the Nornir paper's "random network"):
