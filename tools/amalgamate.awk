@@ -369,7 +369,7 @@ BEGIN {
     print " *"
     print " * The port comes from the compiler's predefined macros, first match:"
     for (i = 1; i <= nrows; ++i)
-        print " *     " pname[i] "\t" pcond[i]
+        print " *     " pname[i] "\t" (pcond[i] == "1" ? "otherwise" : pcond[i])
     print " * -DKPN_PORT=<one of: " names "> overrides.  'none' compiles no port:"
     print " * the firmware links its own (port/port.h in the tree says what)."
     print " * A port without thread services builds with KPN_THREADS 0 unless"
