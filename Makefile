@@ -206,3 +206,19 @@ bench:
 
 clean:
 	rm -rf build
+
+# ---------------------------------------------------------------- packaging
+.PHONY: amalgamation install check-packaging
+
+# One-file distribution: build/amalgamation/kpn.c and kpn.h.
+amalgamation:
+	@sh tools/amalgamate.sh build/amalgamation
+
+# Header, library, pkg-config file and CMake package under DESTDIR/PREFIX.
+PREFIX ?= /usr/local
+install: lib
+	@sh tools/install.sh $(LIB) $(PREFIX) $(DESTDIR)
+
+# Consumers built every way a user would: pkg-config, CMake, the amalgamation.
+check-packaging:
+	@sh tools/check_packaging.sh
