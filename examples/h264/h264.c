@@ -130,6 +130,13 @@ static double encode_network(const h264_job *job, unsigned runners, void *arena,
         exit(1);
     }
     h264_collect(hn, res);
+    if (getenv("H264_STATS") != NULL) {
+        kpn_stats st;
+        kpn_net_stats(net, &st);
+        fprintf(stderr, "stats: runners=%u switches=%llu messages=%llu steals=%llu sleeps=%llu resolutions=%llu\n",
+                runners, (unsigned long long)st.switches, (unsigned long long)st.messages,
+                (unsigned long long)st.steals, (unsigned long long)st.sleeps, (unsigned long long)st.resolutions);
+    }
     return t;
 }
 

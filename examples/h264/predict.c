@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Prediction: Intra16x16 and intra chroma modes, motion compensation, motion search, SAD. */
+#include <stdlib.h>
 #include <string.h>
 #include "predict.h"
 
@@ -118,9 +119,12 @@ void h264_predict_chroma8(uint8_t pred[64], int mode, const h264_edge *e)
 
     switch (mode) {
     case H264_CHROMA_DC:
-        for (y = 0; y < 8; ++y)
-            for (x = 0; x < 8; ++x)
-                pred[8 * y + x] = (uint8_t)chroma_dc(e, x >> 2, y >> 2);
+        for (y = 0; y < 8; y += 4)
+            for (x = 0; x < 8; x += 4) {
+                int j, dc = chroma_dc(e, x >> 2, y >> 2);
+                for (j = 0; j < 4; ++j)
+                    memset(pred + 8 * (y + j) + x, dc, 4);
+            }
         break;
     case H264_CHROMA_HORIZONTAL:
         for (y = 0; y < 8; ++y)
@@ -153,6 +157,15 @@ int h264_sad(const uint8_t *a, int a_stride, const uint8_t *b, int b_stride, int
     for (y = 0; y < h; ++y, a += a_stride, b += b_stride)
         for (x = 0; x < w; ++x)
             sum += a[x] > b[x] ? a[x] - b[x] : b[x] - a[x];
+    return sum;
+}
+
+int h264_sad16(const uint8_t *a, const uint8_t *b, int b_stride)
+{
+    int x, y, sum = 0;
+    for (y = 0; y < 16; ++y, a += 16, b += b_stride)
+        for (x = 0; x < 16; ++x)
+            sum += abs(a[x] - b[x]);
     return sum;
 }
 

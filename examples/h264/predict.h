@@ -32,6 +32,9 @@ void h264_predict_chroma8(uint8_t pred[64], int mode, const h264_edge *e);
 /* Sum of absolute differences of a 'w' x 'h' block. */
 int h264_sad(const uint8_t *a, int a_stride, const uint8_t *b, int b_stride, int w, int h);
 
+/* The same for a 16x16 block 'a' stored in 16 bytes per line. */
+int h264_sad16(const uint8_t *a, const uint8_t *b, int b_stride);
+
 /* Motion compensation from a reference area whose pixel (0, 0) is at
  * 'ref' with 'stride' bytes per line, padded far enough for the vector.
  * 'mv' is in quarter luma pixels and a multiple of 4 (full-pel search):

@@ -141,7 +141,7 @@ void h264_intra_analysis(const h264_setup *s, h264_row_edge *above, const h264_p
             if (!h264_luma_mode_usable(m, &e[0]))
                 continue;
             h264_predict_luma16(pred, m, &e[0]);
-            sad = h264_sad(mb->y, 16, pred, 16, 16, 16);
+            sad = h264_sad16(mb->y, pred, 16);
             if (best < 0 || sad < best) {
                 best = sad;
                 a->luma_mode = (uint8_t)m;
@@ -198,7 +198,7 @@ static void try_vector(search *sr, int dx, int dy)
     int sad, cost;
     if (dx < -H264_SEARCH || dx > H264_SEARCH || dy < -H264_SEARCH || dy > H264_SEARCH)
         return;
-    sad = h264_sad(sr->block, 16, sr->origin + dy * sr->stride + dx, sr->stride, 16, 16);
+    sad = h264_sad16(sr->block, sr->origin + dy * sr->stride + dx, sr->stride);
     cost = sad + sr->lambda * mvd_bits(4 * (dx - sr->px), 4 * (dy - sr->py));
     if (cost < sr->best_cost) {
         sr->best_cost = cost;
@@ -337,9 +337,9 @@ void h264_choose(const h264_setup *s, h264_choice *state, const h264_pixel_row *
             int cost_me = e->sad + s->lambda * mvd_bits(e->mv[0] - m->mvp[0], e->mv[1] - m->mvp[1]);
             int sad_skip = e->sad, cost_skip, cost_inter;
             if (skip[0] != e->mv[0] || skip[1] != e->mv[1])
-                sad_skip = h264_sad(src->mb[x].y, 16,
-                                    luma + 16 * x + (skip[1] >> 2) * stride + (skip[0] >> 2),
-                                    stride, 16, 16);
+                sad_skip = h264_sad16(src->mb[x].y,
+                                      luma + 16 * x + (skip[1] >> 2) * stride + (skip[0] >> 2),
+                                      stride);
             cost_skip = sad_skip + s->lambda * mvd_bits(skip[0] - m->mvp[0], skip[1] - m->mvp[1]);
             if (cost_skip <= cost_me) {
                 m->mv[0] = skip[0];
@@ -531,7 +531,7 @@ static int coded_block_pattern(const h264_mb_levels *m, int intra)
 void h264_mb_quantise(h264_mb_levels *m, int qp, int intra)
 {
     int32_t dc[16];
-    int b, c, i, cqp = h264_chroma_qp(qp);
+    int b, c, cqp = h264_chroma_qp(qp);
 
     if (intra) {
         for (b = 0; b < 16; ++b)
@@ -540,13 +540,11 @@ void h264_mb_quantise(h264_mb_levels *m, int qp, int intra)
         for (b = 0; b < 16; ++b) {
             m->luma_dc[b] = (int16_t)h264_quant_luma_dc(dc[b], qp, 1);
             m->luma[b][0] = 0;
-            for (i = 1; i < 16; ++i)
-                m->luma[b][i] = (int16_t)h264_quant(m->luma[b][i], i, qp, 1);
+            h264_quant4x4(m->luma[b], 1, qp, 1);
         }
     } else {
         for (b = 0; b < 16; ++b)
-            for (i = 0; i < 16; ++i)
-                m->luma[b][i] = (int16_t)h264_quant(m->luma[b][i], i, qp, 0);
+            h264_quant4x4(m->luma[b], 0, qp, 0);
     }
     for (c = 0; c < 2; ++c) {
         for (b = 0; b < 4; ++b)
@@ -555,8 +553,7 @@ void h264_mb_quantise(h264_mb_levels *m, int qp, int intra)
         for (b = 0; b < 4; ++b) {
             m->chroma_dc[c][b] = (int16_t)h264_quant_chroma_dc(dc[b], cqp, intra);
             m->chroma[c][b][0] = 0;
-            for (i = 1; i < 16; ++i)
-                m->chroma[c][b][i] = (int16_t)h264_quant(m->chroma[c][b][i], i, cqp, intra);
+            h264_quant4x4(m->chroma[c][b], 1, cqp, intra);
         }
     }
     if (!intra)
@@ -567,7 +564,7 @@ void h264_mb_quantise(h264_mb_levels *m, int qp, int intra)
 void h264_mb_rescale(h264_mb_levels *m, int qp, int intra)
 {
     int32_t dc[16];
-    int b, c, i, cqp = h264_chroma_qp(qp);
+    int b, c, cqp = h264_chroma_qp(qp);
 
     if (intra) {
         for (b = 0; b < 16; ++b)
@@ -575,8 +572,7 @@ void h264_mb_rescale(h264_mb_levels *m, int qp, int intra)
         h264_dequant_luma_dc(dc, qp);
     }
     for (b = 0; b < 16; ++b) {
-        for (i = intra ? 1 : 0; i < 16; ++i)
-            m->luma[b][i] = (int16_t)h264_dequant(m->luma[b][i], i, qp);
+        h264_dequant4x4(m->luma[b], intra ? 1 : 0, qp);
         if (intra)
             m->luma[b][0] = (int16_t)dc[b];
     }
@@ -585,8 +581,7 @@ void h264_mb_rescale(h264_mb_levels *m, int qp, int intra)
             dc[b] = m->chroma_dc[c][b];
         h264_dequant_chroma_dc(dc, cqp);
         for (b = 0; b < 4; ++b) {
-            for (i = 1; i < 16; ++i)
-                m->chroma[c][b][i] = (int16_t)h264_dequant(m->chroma[c][b][i], i, cqp);
+            h264_dequant4x4(m->chroma[c][b], 1, cqp);
             m->chroma[c][b][0] = (int16_t)dc[b];
         }
     }

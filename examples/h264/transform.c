@@ -19,12 +19,12 @@ static const int32_t dequant_v[6][3] = {{10, 16, 13}, {11, 18, 14}, {13, 20, 16}
 
 #define LEVEL_MAX 2063
 
+/* 0: both coordinates even, 1: both odd, 2: the rest */
+static const uint8_t position_classes[16] = {0, 2, 0, 2, 2, 1, 2, 1, 0, 2, 0, 2, 2, 1, 2, 1};
+
 static int position_class(int pos)
 {
-    int x = pos & 3, y = pos >> 2;
-    if (!(x & 1) && !(y & 1))
-        return 0;
-    return (x & 1) && (y & 1) ? 1 : 2;
+    return position_classes[pos];
 }
 
 int h264_chroma_qp(int qp)
@@ -135,6 +135,28 @@ int h264_quant_luma_dc(int32_t c, int qp, int intra)
 int h264_quant_chroma_dc(int32_t c, int qp, int intra)
 {
     return quantise(c, quant_mf[qp % 6][0], 16 + qp / 6, intra);
+}
+
+void h264_quant4x4(int16_t block[16], int first, int qp, int intra)
+{
+    const int32_t *mf = quant_mf[qp % 6];
+    int shift = 15 + qp / 6, i;
+    int32_t f = (int32_t)((1 << shift) / (intra ? 3 : 6));
+    for (i = first; i < 16; ++i) {
+        int32_t c = block[i], a = c < 0 ? -c : c;
+        int32_t level = (a * mf[position_classes[i]] + f) >> shift;
+        if (level > LEVEL_MAX)
+            level = LEVEL_MAX;
+        block[i] = (int16_t)(c < 0 ? -level : level);
+    }
+}
+
+void h264_dequant4x4(int16_t block[16], int first, int qp)
+{
+    const int32_t *v = dequant_v[qp % 6];
+    int i, scale = 1 << (qp / 6);
+    for (i = first; i < 16; ++i)
+        block[i] = (int16_t)(block[i] * v[position_classes[i]] * scale);
 }
 
 /* LevelScale4x4 = 16 * v for flat matrices (equation 8-315); with it, the

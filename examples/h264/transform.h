@@ -41,6 +41,10 @@ int h264_quant(int32_t c, int pos, int qp, int intra);
 int h264_quant_luma_dc(int32_t c, int qp, int intra);
 int h264_quant_chroma_dc(int32_t c, int qp, int intra);
 
+/* h264_quant and h264_dequant on positions first..15 of a block, in place. */
+void h264_quant4x4(int16_t block[16], int first, int qp, int intra);
+void h264_dequant4x4(int16_t block[16], int first, int qp);
+
 /* Scaling (clause 8.5.12.1, flat matrices): level * LevelScale4x4 with the
  * shifts of the standard, for an AC coefficient at raster position 'pos'. */
 int32_t h264_dequant(int level, int pos, int qp);
