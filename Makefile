@@ -39,7 +39,9 @@ RESULTS     := $(BUILD)/results
 # A program is examples/NAME.c; examples/NAME_net.c, when there is one,
 # holds its network so that tests can build it too.
 EXAMPLES     := $(patsubst examples/%.c,%,$(filter-out %_net.c,$(sort $(wildcard examples/*.c))))
-EXAMPLE_BINS := $(addprefix $(BUILD)/examples/,$(EXAMPLES))
+# A program may also be a directory examples/NAME/ (main in NAME.c).
+EXAMPLE_DIRS := $(patsubst examples/%/,%,$(sort $(dir $(wildcard examples/*/*.c))))
+EXAMPLE_BINS := $(addprefix $(BUILD)/examples/,$(EXAMPLES) $(EXAMPLE_DIRS))
 # libraries the examples and their tests use (AES from mbedTLS)
 EXTRA_LIBS   := -lmbedcrypto -lm -lpthread
 
@@ -110,7 +112,7 @@ $(BUILD)/runners/%_runner.c: test/%.c tools/cmocka/gen_runner.sh
 PERCENT := %
 .SECONDEXPANSION:
 $(BUILD)/tests/%: test/%.c $(BUILD)/runners/%_runner.c $(LIB) tools/cmocka/unity.h $(wildcard test/support/*.h) \
-                  $$(filter examples/$$(PERCENT),$$(shell sh tools/cmocka/gen_runner.sh --sources test/$$*.c)) $(wildcard examples/*.h)
+                  $$(filter examples/$$(PERCENT),$$(shell sh tools/cmocka/gen_runner.sh --sources test/$$*.c)) $(wildcard examples/*.h examples/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Iexamples $< $(BUILD)/runners/$*_runner.c $(filter examples/%.c,$^) $(LIB) -lcmocka $(EXTRA_LIBS) -o $@
 
@@ -231,6 +233,10 @@ check-embedded:
 examples: cmocka $(EXAMPLE_BINS)
 
 $(BUILD)/examples/%: examples/%.c $$(wildcard examples/$$*_net.c) $(wildcard examples/*.h) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DKPN_EXAMPLE_PORT='"$(PORT)"' -Iexamples $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
+
+$(addprefix $(BUILD)/examples/,$(EXAMPLE_DIRS)): $(BUILD)/examples/%: $$(wildcard examples/$$*/*.c examples/$$*/*.h) $(wildcard examples/*.h) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DKPN_EXAMPLE_PORT='"$(PORT)"' -Iexamples $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
 
