@@ -243,7 +243,9 @@ int main(int argc, char **argv)
     if (opt[RECON].text[0] != '\0')
         write_file(opt[RECON].text, recon, v.frame_size * (size_t)v.frames);
 
-    /* the network, 1 runner and R runners alternately */
+    /* the network, 1 runner and R runners alternately, after one untimed
+     * run that brings the arena and workspace into memory */
+    encode_network(&job, runners, arena, arena_size, work, work_size, &got, &st, &cpu[0][0]);
     for (run = 0; run < runs; ++run)
         for (which = 0; which < 2; ++which) {
             unsigned r = which == 0 ? 1 : runners;
