@@ -131,11 +131,13 @@ test-port:
 	@echo "== suite, port $(PORT)$(VARIANT)"
 	@sh tools/cmocka/run_suite.sh run $(RESULTS) $(TEST_BINS)
 
-# Every port runs even when one fails; the total's line is the verdict.
+# Every port runs even when one fails; then the H.264 example's stream is
+# decoded by ffmpeg (when installed) and compared; the total's line ends it.
 test:
 	@sh tools/deps.sh test
 	@for p in $(PORTS); do $(MAKE) --no-print-directory test-port PORT=$$p; done; \
-	sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)/results)
+	$(MAKE) --no-print-directory examples >/dev/null && sh tools/check_h264.sh $(BUILD); h264=$$?; \
+	sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)/results) && exit $$h264
 
 sanitize:
 	@sh tools/deps.sh test
@@ -187,12 +189,16 @@ bench-bins: $(BENCH_BINS)
 
 $(BUILD)/examples/%: $$(wildcard examples/$$*.c examples/$$*/*.c examples/$$*/*.h) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iexamples/$* $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
+	$(CC) $(ALL_CFLAGS) -DKPN_BENCH_PORT='"$(PORT)"' -Iexamples/$* $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
 
 $(BUILD)/bench/%: bench/%.c $(BENCH_SHARED) $$(BENCH_SRC_$$*) $(wildcard bench/*.h examples/*/*.h) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DKPN_BENCH_PORT='"$(PORT)"' -Ibench $(addprefix -I,$(sort $(dir $(BENCH_SRC_$*)))) \
 	  $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
+
+$(addprefix $(BUILD)/examples/,$(EXAMPLE_DIRS)): $(BUILD)/examples/%: $$(wildcard examples/$$*/*.c examples/$$*/*.h) $(wildcard examples/*.h) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DKPN_EXAMPLE_PORT='"$(PORT)"' -Iexamples $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
 
 # The examples users run first: AES and H.264, a summary at the end.
 demo:
