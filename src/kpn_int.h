@@ -276,7 +276,6 @@ struct kpn_net {
     kpni_net_state state;
     kpn_config cfg;
     kpni_arena arena;
-    unsigned char *top;            /* end of the arena: the reserve ends here */
     size_t page;                   /* guard page size (cfg.guard_pages), else 0 */
     kpni_runner *runners;          /* cfg.runners of them */
     unsigned nrunners;
@@ -294,6 +293,9 @@ struct kpn_net {
     kpn_status halt;
     /* the resolver */
     kpni_pool pool;
+    size_t reserve_carved;         /* bytes held back at the arena's top */
+    size_t reserve_grown;          /* KPN_RESERVE_ARENA: bytes the pool took
+                                      from the arena while running */
     uint64_t detections, resolutions, true_deadlocks;
     kpn_proc *deadlocks[KPNI_DEADLOCK_RECORDS];
     size_t walks;                  /* stamps handed out by the scan at rest */
@@ -397,9 +399,13 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p);
 #endif
 
 /* Make 'p' ready; 'waker' is the runner doing it.  Inline: every send
- * that wakes a reader calls it.  The prefetch starts loading the
- * registers 'p' saved at its stack top while the waker finishes its hop,
- * so the switch into 'p' finds them in cache.
+ * that wakes a reader calls it.  The prefetch starts loading the line
+ * below 'ctx', the top of 'p''s stack, while the waker finishes its hop.
+ * Before 'p' first runs, that line is the start-up frame the switch pops.
+ * After, the registers 'p' saved lie deeper, at the stack pointer it
+ * parked with, which only the port knows; the top line then holds the
+ * frame of 'p''s own function, which it touches as soon as the call it
+ * blocked in returns.
  *
  * When 'p' was blocked, the process it waited on is the one waking it
  * (or the resolver, which does the same bookkeeping): chains of waiting

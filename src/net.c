@@ -8,7 +8,7 @@ void kpn_config_default(kpn_config *cfg)
         return;
     kpni_memset(cfg, 0, sizeof *cfg);
     cfg->default_capacity = 8;
-    cfg->reserve_size = 0;
+    cfg->reserve_size = KPN_RESERVE_ARENA;
     cfg->resolve = 1;
     cfg->strict = 0;
     cfg->runners = 1;
@@ -46,7 +46,6 @@ int kpni_net_sane(const kpn_net *net)
     return kpni_net_valid(net) && net->nrunners >= 1 && net->nrunners <= KPN_MAX_RUNNERS &&
            net->nrunners == net->cfg.runners && net->arena.base == (const unsigned char *)net &&
            net->arena.base <= net->arena.next && net->arena.next <= net->arena.end &&
-           net->arena.end <= net->top &&
            net->runners == (const kpni_runner *)(const void *)(net->arena.base +
                                                               kpni_align_up(sizeof *net));
 }
@@ -71,15 +70,21 @@ static size_t runner_bytes(const kpn_config *cfg)
     return kpni_align_up(sizeof(kpni_runner) * cfg->runners) + per * cfg->runners + threads;
 }
 
+/* Bytes carved for the reserve at init: none when it grows into the arena. */
+static size_t reserve_bytes(const kpn_config *cfg)
+{
+    return cfg->reserve_size == KPN_RESERVE_ARENA ? 0 : kpni_align_up(cfg->reserve_size);
+}
+
 /* What kpn_net_init carves, reserve included, without the alignment
  * skip; 0 if the sum does not fit in a size_t. */
 static size_t net_bytes(const kpn_config *cfg)
 {
     size_t fixed = kpni_align_up(sizeof(kpn_net)) + runner_bytes(cfg);
 
-    if (cfg->reserve_size > (size_t)-1 - (KPNI_ALIGN - 1) - fixed - (KPNI_ALIGN - 1))
+    if (reserve_bytes(cfg) > (size_t)-1 - (KPNI_ALIGN - 1) - fixed)
         return 0;
-    return fixed + kpni_align_up(cfg->reserve_size);
+    return fixed + reserve_bytes(cfg);
 }
 
 /* Caller mistakes in a configuration; KPN_OK if it can be used. */
@@ -89,6 +94,8 @@ static kpn_status check_config(const kpn_config *cfg)
         (cfg->strict != 0 && cfg->strict != 1) ||
         /* a reserve too small to hold one pool block is a mistake, not 0 */
         (cfg->reserve_size != 0 && cfg->reserve_size < KPNI_RESERVE_MIN) ||
+        (cfg->reserve_size != KPN_RESERVE_ARENA &&
+         cfg->reserve_size > (size_t)-1 - KPNI_ALIGN) ||
         cfg->runners == 0 || cfg->runners > KPN_MAX_RUNNERS ||
         (cfg->policy != KPN_POLICY_WS && cfg->policy != KPN_POLICY_STATIC) ||
         (cfg->wake != KPN_WAKE_LAST && cfg->wake != KPN_WAKE_WAKER) ||
@@ -192,7 +199,7 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
 #endif
     if (net_bytes(&cfg) == 0 || net_bytes(&cfg) > (size_t)(arena.end - arena.next))
         return KPN_ENOMEM;
-    reserve = kpni_align_up(cfg.reserve_size);
+    reserve = reserve_bytes(&cfg);
     KPNI_UNPOISON(mem, size);
     net = (kpn_net *)(void *)arena.base;
     /* A net already here: give its guard pages back, and take the next
@@ -224,13 +231,13 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
     net->state = KPNI_NET_IDLE;
     net->cfg = cfg;
     net->arena = arena;
-    net->top = arena.end + reserve;
 #if KPN_GUARD_PAGES
     net->page = cfg.guard_pages ? kpn_port_page_size() : 0;
 #endif
     net->runners = runners;
     net->nrunners = cfg.runners;
     net->halt = KPN_OK;
+    net->reserve_carved = reserve;
     kpni_pool_add(&net->pool, arena.end, reserve);
     *out = net;
     return KPN_OK;

@@ -139,7 +139,8 @@ kpn_status kpn_reserve_add(kpn_net *net, void *mem, size_t size)
     /* the whole arena, including the reserve carved from its top, and
      * every region given before: a block on the free list twice would
      * make the list a loop */
-    if ((m < (uintptr_t)net->top && m + size > (uintptr_t)net) || pool_overlaps(net, lo, hi))
+    if ((m < (uintptr_t)net->arena.end + net->reserve_carved && m + size > (uintptr_t)net) ||
+        pool_overlaps(net, lo, hi))
         return KPN_EINVAL;
     kpni_pool_add(&net->pool, mem, size);
     return KPN_OK;

@@ -61,7 +61,8 @@ status=0
 for port in amd64 posix; do
     [ "$port" = amd64 ] && [ "$(uname -m)" != x86_64 ] && continue
     make --no-print-directory lib PORT=$port >/dev/null
-    make --no-print-directory examples PORT=$port >/dev/null 2>&1 || true
+    make --no-print-directory bench-bins PORT=$port >/dev/null 2>&1 ||
+        make --no-print-directory examples PORT=$port >/dev/null 2>&1 || true
     ring=""
     for r in build/$port/examples/ring build/$port/bench/ring; do [ -x "$r" ] && ring=$r; done
     [ -n "$ring" ] || { echo "check_stacks: no ring binary for port $port"; exit 1; }

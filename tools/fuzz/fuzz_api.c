@@ -249,6 +249,7 @@ static int config_valid(const kpn_config *c)
 {
     return c->default_capacity != 0 && (c->resolve == 0 || c->resolve == 1) &&
            (c->strict == 0 || c->strict == 1) && (c->reserve_size == 0 || c->reserve_size >= 64) &&
+           (c->reserve_size == KPN_RESERVE_ARENA || c->reserve_size <= (size_t)-1 - 16) &&
            c->runners >= 1 && c->runners <= KPN_MAX_RUNNERS &&
            (c->policy == KPN_POLICY_WS || c->policy == KPN_POLICY_STATIC) &&
            (c->wake == KPN_WAKE_LAST || c->wake == KPN_WAKE_WAKER) &&
@@ -335,7 +336,8 @@ static void op_init(unsigned a, unsigned b, unsigned c)
         EXPECT("kpn_net_stats, fresh", kpn_net_stats(n, &st), KPN_OK);
         CHECK(st.procs == 0 && st.chans == 0);
         size_t skip = (16 - (uintptr_t)arena % 16) % 16;
-        CHECK(st.reserve_size == (cfg.reserve_size + 15) / 16 * 16);
+        CHECK(st.reserve_size ==
+              (cfg.reserve_size == KPN_RESERVE_ARENA ? 0 : (cfg.reserve_size + 15) / 16 * 16));
         CHECK(st.arena_size == st.arena_used + st.arena_free + st.reserve_size);
         CHECK(st.arena_size == ((size - skip) & ~(size_t)15));
     }

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/* The papers' random networks (RND-A, RND-B): work through a layered net with cycles; 1 runner vs R. */
+#define _POSIX_C_SOURCE 199309L
+#include <stdint.h>
+#include "kpn.h"
+#include "bench.h"
+#include "randnet.h"
+
+/*
+ * A random layered network (random_net.c draws it from a seed) carries CPU
+ * work from a source to a sink: the source emits the work as d messages
+ * per output, and every process reads one message from each input, burns
+ * the sum and splits it over its outputs.  Back-edges close cycles and
+ * carry work back one round (the protocol is in random_net.c and
+ * docs/example-random.md); the sink checks that it received exactly what
+ * the source emitted.
+ *
+ * --work_ms is the CPU time one run burns in all processes together.  The
+ * source's total is that divided by the network's flow factor (how many
+ * times a unit is burned on its way through), so a run costs about the
+ * same whatever the network and d; d sets only the grain.  Large d means
+ * many small messages, so channels of small capacity fill and empty all
+ * the time: every write that blocks starts a deadlock detection, the
+ * figure Nornir's central lock could not sustain beyond ~50 000 per
+ * second (Vrba's thesis, 5.2.3).
+ *
+ * The same network runs on 1 runner and on R, alternating (1, R, 1, R,
+ * ...) so that drift of the machine falls on both alike; medians give the
+ * speedup.
+ */
+
+/* Stacks: a process calls only kpn_send/kpn_recv and the burn loop. */
+static const size_t stack_size = 16u << 10;
+
+/* The reserve pool, generous: a channel grows only when an artificial
+ * deadlock closes, and then from here. */
+static const size_t reserve_size = 16u << 20;
+
+static unsigned char arena[96u << 20];
+static rnet_graph graph;
+static rnet_run run;
+
+static void fail(const char *what, kpn_status s, unsigned runners, const kpn_net *net)
+{
+    fprintf(stderr, "random: %s with runners=%u: %s\n", what, runners, kpn_strerror(s));
+    if (net != NULL) {
+        char text[4096];
+        size_t need = kpn_report(net, text, sizeof text);
+        fprintf(stderr, "%s", text);
+        if (need >= sizeof text)
+            fprintf(stderr, "(report truncated: %zu bytes)\n", need);
+    }
+    exit(1);
+}
+
+/* Iterations of the burn loop per microsecond: grow a trial until it takes
+ * 20 ms (the CPU clock settles meanwhile), then the median of 7 trials. */
+static double calibrate(void)
+{
+    enum { TRIALS = 7 };
+    double rate[TRIALS], t0, t;
+    uint64_t n = 1000;
+    int i;
+
+    for (;;) {
+        t0 = ex_now();
+        rnet_burn(n);
+        t = ex_now() - t0;
+        if (t >= 0.020 || n >= (UINT64_C(1) << 40))
+            break;
+        n *= 2;
+    }
+    for (i = 0; i < TRIALS; ++i) {
+        t0 = ex_now();
+        rnet_burn(n);
+        t = ex_now() - t0;
+        rate[i] = (double)n / (t > 0 ? t * 1e6 : 1e-3);
+    }
+    return ex_median(rate, TRIALS);
+}
+
+/* Build the net afresh on 'cfg', run it, and return the wall time of
+ * kpn_run alone (runner start-up included, building not). */
+static double run_once(const kpn_config *cfg, uint64_t total, uint64_t d, size_t capacity,
+                       kpn_stats *st, int *ok)
+{
+    kpn_net *net = NULL;
+    kpn_status s;
+    double t0, t;
+    int bad;
+
+    s = kpn_net_init(&net, arena, sizeof arena, cfg);
+    if (s != KPN_OK)
+        fail("kpn_net_init", s, cfg->runners, NULL);
+    s = rnet_build(net, &graph, &run, total, d, capacity, stack_size,
+                   cfg->policy == KPN_POLICY_STATIC ? cfg->runners : 0);
+    if (s != KPN_OK)
+        fail("building the network", s, cfg->runners, net);
+    t0 = ex_now();
+    s = kpn_run(net);
+    t = ex_now() - t0;
+    if (s != KPN_OK)
+        fail("kpn_run", s, cfg->runners, net);
+    EX_CHECK(kpn_net_stats(net, st));
+    *ok = rnet_work_ok(&run);
+    if (!*ok) {
+        int errors = rnet_errors(&run, &bad);
+        fprintf(stderr,
+                "random: runners=%u: the source emitted %llu units, the sink received %llu "
+                "in %llu messages; %d processes broke the protocol",
+                cfg->runners, (unsigned long long)run.total,
+                (unsigned long long)run.sink_total, (unsigned long long)run.sink_messages,
+                errors);
+        if (bad >= 0)
+            fprintf(stderr, " (first: node %d, error %d)", bad, run.error[bad]);
+        fprintf(stderr, "\n");
+    }
+    return t;
+}
+
+int main(int argc, char **argv)
+{
+    ex_opt opt[] = {
+        {"preset", "RND-A (238 nodes, 364 edges, 50 layers, no cycles) or RND-B (212, 333, "
+                   "50, 13 cycles)", 0, "RND-B", 0, 0},
+        {"seed", "custom network: generator seed (-1: the preset's)", -1, NULL, -1,
+         INT64_MAX},
+        {"nodes", "custom network: processes, source and sink included (-1: the preset's)",
+         -1, NULL, -1, RNET_MAX_NODES},
+        {"layers", "custom network: layers between source and sink (-1: the preset's)", -1,
+         NULL, -1, RNET_MAX_NODES - 2},
+        {"back_edges", "custom network: back-edges, each closing a cycle (-1: the preset's)",
+         -1, NULL, -1, RNET_MAX_NODES / 2},
+        {"d", "work division: messages the source sends on each output", 1000, NULL, 1,
+         100000000},
+        {"work_ms", "CPU ms one run burns in all processes together", 1000, NULL, 1,
+         10000000},
+        {"capacity", "messages each channel holds", 1, NULL, 1, 1 << 20},
+        {"runners", "runners of the run compared with 1 runner", 2, NULL, 1, KPN_MAX_RUNNERS},
+        {"policy", "ws (work stealing) or static (layers in blocks, one block per runner)", 0,
+         "ws", 0, 0},
+        {"wake", "queue a woken process joins: last (its last runner's) or waker", 0, "last",
+         0, 0},
+        {"runs", "timed runs of each runner count; medians are reported", 3, NULL, 1, 100},
+        {"dot", "also write the network as Graphviz to this file (empty: no file)", 0, "", 0, 0},
+    };
+    enum { PRESET, SEED, NODES, LAYERS, BACK, D, WORK_MS, CAPACITY, RUNNERS, POLICY, WAKE, RUNS,
+           DOT };
+    double wall[2][100], det[2][100], res[2][100], med_wall[2], med_det[2], med_res[2];
+    double iterations_per_us, flow, burned_ms = 0;
+    const rnet_preset *preset;
+    const char *preset_name;
+    rnet_params params;
+    rnet_error ge;
+    uint64_t total, d;
+    unsigned runners, r;
+    size_t capacity, need, need_r;
+    kpn_config cfg;
+    kpn_stats st, st_r;
+    int run_i, runs, which, ok, all_ok = 1;
+
+    ex_parse(argc, argv,
+             "The papers' random networks (Vrba's thesis, 5.2.1.4): a source, layers of processes\n"
+             "with random forward edges and cycle-closing back-edges, and a sink.  The source\n"
+             "emits the work as d messages per output; each process reads one message from\n"
+             "every input, burns the sum and splits it over its outputs; the sink checks the\n"
+             "total.  Runs on 1 runner and on R, alternating, and reports the speedup and the\n"
+             "deadlock detections per second.",
+             opt, (int)(sizeof opt / sizeof opt[0]));
+
+    preset = rnet_preset_find(opt[PRESET].text);
+    if (preset == NULL) {
+        fprintf(stderr, "%s: --preset wants RND-A or RND-B, not '%s'\n", argv[0],
+                opt[PRESET].text);
+        return 2;
+    }
+    params = preset->params;
+    preset_name = preset->name;
+    if (opt[SEED].value >= 0 || opt[NODES].value >= 0 || opt[LAYERS].value >= 0 ||
+        opt[BACK].value >= 0) {
+        preset_name = "custom";
+        if (opt[SEED].value >= 0)
+            params.seed = (uint64_t)opt[SEED].value;
+        if (opt[NODES].value >= 0)
+            params.nodes = (int)opt[NODES].value;
+        if (opt[LAYERS].value >= 0)
+            params.layers = (int)opt[LAYERS].value;
+        if (opt[BACK].value >= 0)
+            params.back_edges = (int)opt[BACK].value;
+    }
+    d = (uint64_t)opt[D].value;
+    capacity = (size_t)opt[CAPACITY].value;
+    runners = (unsigned)opt[RUNNERS].value;
+    runs = (int)opt[RUNS].value;
+
+    kpn_config_default(&cfg);
+    cfg.reserve_size = reserve_size;
+    cfg.policy = ex_policy(argv[0], opt[POLICY].text);
+    cfg.wake = ex_wake(argv[0], opt[WAKE].text);
+
+    ge = rnet_generate(&graph, &params);
+    if (ge != RNET_OK) {
+        fprintf(stderr,
+                "random: cannot draw %d nodes in %d layers with %d back-edges: %s\n",
+                params.nodes, params.layers, params.back_edges,
+                ge == RNET_EINVAL ? "want 1 <= layers <= nodes-2 and nodes <= 2048"
+                                  : "more than 8192 edges");
+        return 2;
+    }
+    if (graph.back_edges < params.back_edges)
+        fprintf(stderr, "random: only %d of the %d back-edges found a free pair of processes\n",
+                graph.back_edges, params.back_edges);
+    if (opt[DOT].text[0] != '\0') {
+        FILE *f = fopen(opt[DOT].text, "w");
+        if (f == NULL || rnet_write_dot(&graph, f) != 0 || fclose(f) != 0) {
+            fprintf(stderr, "random: cannot write %s\n", opt[DOT].text);
+            return 1;
+        }
+        fprintf(stderr, "random: wrote %s\n", opt[DOT].text);
+    }
+
+    cfg.runners = 1;
+    need = rnet_arena_size(&graph, &cfg, capacity, stack_size);
+    cfg.runners = runners;
+    need_r = rnet_arena_size(&graph, &cfg, capacity, stack_size);
+    if (need_r > need)
+        need = need_r;
+    if (need > sizeof arena) {
+        fprintf(stderr,
+                "random: the net needs %zu bytes of arena (%d stacks of %zu, %d channels of "
+                "%zu messages, a %zu-byte reserve, %u runners) but the arena has %zu; use "
+                "fewer --nodes or a smaller --capacity\n",
+                need, graph.nodes, stack_size, graph.edges, capacity, reserve_size, runners,
+                sizeof arena);
+        return 1;
+    }
+
+    iterations_per_us = calibrate();
+    flow = rnet_flow_factor(&graph);
+    total = (uint64_t)((double)opt[WORK_MS].value * 1000.0 * iterations_per_us / flow + 0.5);
+    fprintf(stderr,
+            "random: %s: %d nodes, %d edges (%d back-edges), %d layers, widths 1..%d, seed "
+            "%llu\n",
+            preset_name, graph.nodes, graph.edges, graph.back_edges, graph.layers,
+            graph.max_width, (unsigned long long)graph.params.seed);
+    fprintf(stderr,
+            "random: burn calibrated at %.1f iterations/us; flow factor %.2f, so the source "
+            "emits %llu iterations (%.3f ms) for %lld ms of work, %.3f us per source message\n",
+            iterations_per_us, flow, (unsigned long long)total,
+            (double)total / iterations_per_us / 1000.0, opt[WORK_MS].value,
+            (double)total / iterations_per_us / (double)d);
+
+    memset(&st_r, 0, sizeof st_r);
+    for (run_i = 0; run_i < runs; ++run_i) {
+        for (which = 0; which < 2; ++which) {
+            cfg.runners = which == 0 ? 1 : runners;
+            wall[which][run_i] = run_once(&cfg, total, d, capacity, &st, &ok);
+            det[which][run_i] = (double)st.detections / wall[which][run_i];
+            res[which][run_i] = (double)st.resolutions / wall[which][run_i];
+            all_ok &= ok;
+            if (which == 1) {
+                st_r = st; /* the stats reported are the last R-runner run's */
+                burned_ms = (double)rnet_burned(&run) / iterations_per_us / 1000.0;
+            }
+            fprintf(stderr,
+                    "random: runners=%u run %d/%d: %.3f s, %.0f detections/s, %llu "
+                    "resolutions, work %s\n",
+                    cfg.runners, run_i + 1, runs, wall[which][run_i], det[which][run_i],
+                    (unsigned long long)st.resolutions, ok ? "ok" : "WRONG");
+        }
+    }
+    for (which = 0; which < 2; ++which) {
+        med_wall[which] = ex_median(wall[which], runs);
+        med_det[which] = ex_median(det[which], runs);
+        med_res[which] = ex_median(res[which], runs);
+    }
+
+    printf("random: preset=%s nodes=%d edges=%d cycles=%d d=%llu runners=%u layers=%d "
+           "seed=%llu capacity=%zu policy=%s wake=%s runs=%d port=%s work_ms=%lld "
+           "work_units=%llu flow=%.2f burned_ms=%.1f iterations_per_us=%.1f messages=%llu "
+           "msgs_per_s=%.0f detections=%llu resolutions=%llu detections_per_s_1=%.0f "
+           "resolutions_per_s_1=%.0f resolutions_per_s=%.0f reserve_peak=%zu steals=%llu "
+           "sleeps=%llu switches=%llu runner_switches=",
+           preset_name, graph.nodes, graph.edges, graph.back_edges, (unsigned long long)d,
+           runners, graph.layers, (unsigned long long)graph.params.seed, capacity,
+           opt[POLICY].text, opt[WAKE].text, runs, KPN_BENCH_PORT, opt[WORK_MS].value,
+           (unsigned long long)total, flow, burned_ms, iterations_per_us,
+           (unsigned long long)st_r.messages, (double)st_r.messages / med_wall[1],
+           (unsigned long long)st_r.detections, (unsigned long long)st_r.resolutions,
+           med_det[0], med_res[0], med_res[1], st_r.reserve_peak,
+           (unsigned long long)st_r.steals, (unsigned long long)st_r.sleeps,
+           (unsigned long long)st_r.switches);
+    for (r = 0; r < runners; ++r)
+        printf("%s%llu", r ? "," : "", (unsigned long long)st_r.runner_switches[r]);
+    printf(" wall_1=%.3f wall_R=%.3f speedup=%.3f detections_per_s=%.0f work_ok=%d\n",
+           med_wall[0], med_wall[1], med_wall[0] / med_wall[1], med_det[1], all_ok);
+    if (!all_ok) {
+        fprintf(stderr, "random: the work was not conserved\n");
+        return 1;
+    }
+    return 0;
+}

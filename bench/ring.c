@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/* The papers' ring benchmark (lmbench's lat_ctx): tokens pass around N processes. */
+#define _POSIX_C_SOURCE 199309L
+#include "kpn.h"
+#include "bench.h"
+
+/*
+ * Process 0 puts 'tokens' tokens into the ring and forwards each one until
+ * it has made 'trips' round trips; every other process forwards whatever
+ * arrives.  A hop is one [send -> switch -> receive] transaction, the
+ * figure the papers report.  When process 0 returns its output closes,
+ * and the EOF travels round the ring so every process exits.
+ */
+
+struct ring_proc {
+    kpn_chan *in, *out;
+};
+
+static long long trips, tokens;
+static double started, stopped;
+
+static void first(void *arg)
+{
+    struct ring_proc *rp = arg;
+    long long i, total = trips * tokens;
+    int t;
+
+    started = ex_now();
+    for (t = 0; t < tokens; ++t)
+        kpn_send(rp->out, &t);
+    for (i = 0; i < total; ++i) {
+        kpn_recv(rp->in, &t);
+        if (i < total - tokens)
+            kpn_send(rp->out, &t);
+    }
+    stopped = ex_now();
+}
+
+static void forward(void *arg)
+{
+    struct ring_proc *rp = arg;
+    int t;
+
+    while (kpn_recv(rp->in, &t) == KPN_OK)
+        kpn_send(rp->out, &t);
+}
+
+static unsigned char arena[256u << 20];
+
+int main(int argc, char **argv)
+{
+    ex_opt opt[] = {
+        {"procs", "processes in the ring", 1000, NULL, 2, 1000000},
+        {"trips", "round trips each token makes", 1000, NULL, 1, 1000000000},
+        {"tokens", "tokens circulating at once", 1, NULL, 1, 1000000},
+        {"capacity", "messages each channel holds", 1, NULL, 1, 1000000},
+        {"stack", "stack bytes per process", 4096, NULL, KPN_STACK_MIN, 1 << 24},
+        {"runs", "timed runs; the median is reported", 5, NULL, 1, 1000},
+        {"resolve", "deadlock detection on (1) or off (0)", 1, NULL, 0, 1},
+        {"runners", "runners (threads)", 1, NULL, 1, KPN_MAX_RUNNERS},
+        {"policy", "ws (work stealing) or static", 0, "ws", 0, 0},
+    };
+    enum { PROCS, TRIPS, TOKENS, CAPACITY, STACK, RUNS, RESOLVE, RUNNERS, POLICY };
+    static struct ring_proc rp[1000000];
+    double ns[1000];
+    long long n, i, hops;
+    int run, runs;
+    size_t need;
+    kpn_stats st;
+    kpn_config cfg;
+
+    ex_parse(argc, argv, "Pass tokens round a ring of processes; report ns per hop.",
+             opt, (int)(sizeof opt / sizeof opt[0]));
+    n = opt[PROCS].value;
+    trips = opt[TRIPS].value;
+    tokens = opt[TOKENS].value;
+    runs = (int)opt[RUNS].value;
+    kpn_config_default(&cfg);
+    cfg.resolve = (int)opt[RESOLVE].value;
+    cfg.runners = (unsigned)opt[RUNNERS].value;
+    cfg.policy = ex_policy(argv[0], opt[POLICY].text);
+    need = kpn_size_net(&cfg) +
+           (size_t)n * (kpn_size_proc((size_t)opt[STACK].value, 4) +
+                        kpn_size_chan(sizeof(int), (size_t)opt[CAPACITY].value));
+    if (need > sizeof arena) {
+        fprintf(stderr, "ring: needs %zu bytes of arena, has %zu\n", need, sizeof arena);
+        return 1;
+    }
+    if (tokens > n * opt[CAPACITY].value) {
+        fprintf(stderr, "ring: %lld tokens cannot fit in %lld channels of %lld\n", tokens, n,
+                opt[CAPACITY].value);
+        return 1;
+    }
+
+    for (run = 0; run < runs; ++run) {
+        kpn_net *net;
+        kpn_proc *p[2];
+        kpn_proc *prev = NULL, *p0 = NULL;
+
+        EX_CHECK(kpn_net_init(&net, arena, sizeof arena, &cfg));
+        for (i = 0; i < n; ++i) {
+            EX_CHECK(kpn_spawn(net, &p[0], "ring", i == 0 ? first : forward, &rp[i],
+                               (size_t)opt[STACK].value));
+            if (i == 0)
+                p0 = p[0];
+            else
+                EX_CHECK(kpn_connect(net, &rp[i - 1].out, prev, p[0], sizeof(int),
+                                     (size_t)opt[CAPACITY].value));
+            prev = p[0];
+        }
+        EX_CHECK(kpn_connect(net, &rp[n - 1].out, prev, p0, sizeof(int),
+                             (size_t)opt[CAPACITY].value));
+        for (i = 0; i < n; ++i)
+            rp[i].in = rp[i == 0 ? n - 1 : i - 1].out;
+        EX_CHECK(kpn_run(net));
+        EX_CHECK(kpn_net_stats(net, &st));
+        hops = n * trips * tokens;
+        ns[run] = (stopped - started) * 1e9 / (double)hops;
+        fprintf(stderr, "ring: run %d/%d: %.1f ns/hop\n", run + 1, runs, ns[run]);
+    }
+    hops = n * trips * tokens;
+    printf("ring: procs=%lld hops=%lld ns_per_hop=%.1f port=%s trips=%lld tokens=%lld "
+           "capacity=%lld resolve=%lld runners=%u policy=%s runs=%d switches=%llu "
+           "detections=%llu steals=%llu\n",
+           n, hops, ex_median(ns, runs), KPN_BENCH_PORT, trips, tokens,
+           opt[CAPACITY].value, opt[RESOLVE].value, cfg.runners, opt[POLICY].text, runs,
+           (unsigned long long)st.switches, (unsigned long long)st.detections,
+           (unsigned long long)st.steals);
+    return 0;
+}
