@@ -172,7 +172,9 @@ typedef struct kpn_config {
      * aligned to the page size; each process then takes two pages more
      * (kpn_size_proc), and a system call at spawn.  Call kpn_net_release
      * before the arena's memory is used for anything but another net
-     * (kpn_net_init over a net gives its pages back itself).  Default 0;
+     * (kpn_net_init over a net gives its pages back itself).  A stale
+     * handle of an earlier net may point into a protected page: passing
+     * it faults like an overflow instead of returning KPN_EINVAL.  Default 0;
      * KPN_EINVAL in a build without guard pages (KPN_GUARD_PAGES 0). */
     int guard_pages;
 } kpn_config;
