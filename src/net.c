@@ -170,6 +170,22 @@ static kpni_runner *make_runners(kpni_arena *arena, kpn_net *net, const kpn_conf
     return rs;
 }
 
+/* No net was here, but one may have been, its trace overwritten by a net
+ * placed a few bytes off (whose handles it then shared a serial with):
+ * take the serial from what the bytes hold now (FNV-1a), so a net that
+ * comes back to a place takes another serial than the one it had. */
+static uint32_t trace_serial(const kpn_net *place)
+{
+    const unsigned char *b = (const unsigned char *)place;
+    uint32_t h = 2166136261u;
+    size_t i;
+
+    KPNI_VG_ADDRESSABLE(b, sizeof *place); /* the user's bytes, whatever they are */
+    for (i = 0; i < sizeof *place; ++i)
+        h = (h ^ b[i]) * 16777619u;
+    return h;
+}
+
 kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
                         const kpn_config *user_cfg)
 {
@@ -204,11 +220,12 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
     net = (kpn_net *)(void *)arena.base;
     /* A net already here: give its guard pages back, and take the next
      * serial so its handles go stale. */
-    serial = 1;
     if (net->magic == KPNI_NET_MAGIC || net->magic == KPNI_NET_RELEASED) {
         serial = net->serial + 1;
         if (net->magic == KPNI_NET_MAGIC)
             kpni_proc_unguard_all(net);
+    } else {
+        serial = trace_serial(net);
     }
     net = kpni_arena_carve(&arena, sizeof *net);
     runners = make_runners(&arena, net, &cfg);
