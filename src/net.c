@@ -172,17 +172,23 @@ static kpni_runner *make_runners(kpni_arena *arena, kpn_net *net, const kpn_conf
 
 /* No net was here, but one may have been, its trace overwritten by a net
  * placed a few bytes off (whose handles it then shared a serial with):
- * take the serial from what the bytes hold now (FNV-1a), so a net that
- * comes back to a place takes another serial than the one it had. */
-static uint32_t trace_serial(const kpn_net *place)
+ * take the serial from what the bytes hold now and from the arena as
+ * given (FNV-1a), so a net that comes back to a place takes another
+ * serial than the one it had. */
+static uint32_t trace_serial(const kpn_net *place, const void *mem, size_t size)
 {
     const unsigned char *b = (const unsigned char *)place;
     uint32_t h = 2166136261u;
+    uintptr_t extra[2];
     size_t i;
 
     KPNI_VG_ADDRESSABLE(b, sizeof *place); /* the user's bytes, whatever they are */
     for (i = 0; i < sizeof *place; ++i)
         h = (h ^ b[i]) * 16777619u;
+    extra[0] = (uintptr_t)mem;
+    extra[1] = (uintptr_t)size;
+    for (i = 0; i < sizeof extra; ++i)
+        h = (h ^ ((const unsigned char *)extra)[i]) * 16777619u;
     return h;
 }
 
@@ -225,7 +231,7 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
         if (net->magic == KPNI_NET_MAGIC)
             kpni_proc_unguard_all(net);
     } else {
-        serial = trace_serial(net);
+        serial = trace_serial(net, mem, size);
     }
     net = kpni_arena_carve(&arena, sizeof *net);
     runners = make_runners(&arena, net, &cfg);
