@@ -104,15 +104,22 @@ $(BUILD)/runners/%_runner.c: test/%.c tools/cmocka/gen_runner.sh
 	@mkdir -p $(dir $@)
 	sh tools/cmocka/gen_runner.sh $< > $@
 
+# A test that includes "mock_port.h" is linked with a mock of port/port.h
+# (CMock's interface, for cmocka), ahead of the library: the archive's port
+# objects are then never pulled in.
+$(BUILD)/mocks/mock_%.c: port/%.h tools/cmocka/gen_mock.sh
+	sh tools/cmocka/gen_mock.sh $< $(dir $@)
+
 # A test may name example sources (TEST_SOURCE_FILE("examples/x_net.c")):
 # they are compiled into it, as Ceedling does.  (In a pattern rule a
 # literal % in the prerequisites would become the stem: hence PERCENT.)
 PERCENT := %
 .SECONDEXPANSION:
 $(BUILD)/tests/%: test/%.c $(BUILD)/runners/%_runner.c $(LIB) tools/cmocka/unity.h $(wildcard test/support/*.h) \
-                  $$(filter examples/$$(PERCENT),$$(shell sh tools/cmocka/gen_runner.sh --sources test/$$*.c)) $(wildcard examples/*.h)
+                  $$(filter examples/$$(PERCENT),$$(shell sh tools/cmocka/gen_runner.sh --sources test/$$*.c)) $(wildcard examples/*.h) \
+                  $$(patsubst $$(PERCENT),$(BUILD)/mocks/mock_$$(PERCENT).c,$$(shell sh tools/cmocka/gen_runner.sh --mocks test/$$*.c))
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -Iexamples $< $(BUILD)/runners/$*_runner.c $(filter examples/%.c,$^) $(LIB) -lcmocka $(EXTRA_LIBS) -o $@
+	$(CC) $(TEST_CFLAGS) -Iexamples -I$(BUILD)/mocks $< $(BUILD)/runners/$*_runner.c $(filter examples/%.c $(BUILD)/mocks/%.c,$^) $(LIB) -lcmocka $(EXTRA_LIBS) -o $@
 
 # Runs this PORT's suite; results land in $(RESULTS) for the total.
 test-port: cmocka

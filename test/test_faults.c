@@ -4,6 +4,7 @@
 #include "kpn.h"
 #include "support/helpers.h"
 #include "support/randnet.h"
+#include "support/memcheckers.h"
 
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
@@ -34,10 +35,6 @@ static unsigned char *const arena = mem + GUARD;
 
 void setUp(void) {}
 void tearDown(void) {}
-
-#ifdef KPN_VALGRIND
-#include <valgrind/memcheck.h>
-#endif
 
 static void prepare(size_t size)
 {
