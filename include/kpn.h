@@ -103,11 +103,17 @@ typedef struct kpn_config {
     /* Messages a channel holds when kpn_connect is given capacity 0.
      * Default 8; must not be 0. */
     size_t default_capacity;
-    /* Bytes at the top of the arena held back as the reserve pool, from
-     * which full channels grow when the resolver breaks an artificial
-     * deadlock.  Default 0 (no pool: an artificial deadlock then ends the
-     * run with KPN_ERESERVE until kpn_reserve_add gives memory); otherwise
-     * at least 64. */
+    /* The reserve pool, from which full channels grow when the resolver
+     * breaks an artificial deadlock (docs/resolver.md):
+     *   KPN_RESERVE_ARENA (the default): no memory is held back; a channel
+     *     that must grow takes its new ring from whatever the arena has
+     *     left when it grows (rings it outgrows are reused), so a network
+     *     needs no sizing to run.  KPN_ERESERVE only when the arena is full.
+     *   0: no pool.  An artificial deadlock ends the run with KPN_ERESERVE
+     *     until kpn_reserve_add gives memory.
+     *   N (at least 64): N bytes at the top of the arena, a hard bound:
+     *     growth beyond them ends the run with KPN_ERESERVE, resumable.
+     * Memory given with kpn_reserve_add is used first in every case. */
     size_t reserve_size;
     /* 1 (default): find artificial deadlocks as they happen and resolve
      * them by growing a channel (Geilen-Basten; docs/resolver.md).
@@ -130,6 +136,9 @@ typedef struct kpn_config {
      * scheduler, never a process).  Default 64 KiB. */
     size_t runner_stack;
 } kpn_config;
+
+/* cfg.reserve_size: grow channels from the arena's free remainder. */
+#define KPN_RESERVE_ARENA ((size_t)-1)
 
 /* Fill 'cfg' with the defaults.  NULL is ignored. */
 void kpn_config_default(kpn_config *cfg);

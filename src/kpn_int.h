@@ -240,6 +240,9 @@ struct kpn_net {
     kpn_status halt;
     /* the resolver */
     kpni_pool pool;
+    size_t reserve_carved;         /* bytes held back at the arena's top */
+    size_t reserve_grown;          /* KPN_RESERVE_ARENA: bytes the pool took
+                                      from the arena while running */
     uint64_t detections, resolutions, true_deadlocks;
     kpn_proc *deadlocks[KPNI_DEADLOCK_RECORDS];
     size_t walks;                  /* stamps handed out by the scan at rest */
