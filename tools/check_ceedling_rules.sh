@@ -41,7 +41,10 @@ ceedling_flags="-std=c99 -Wall -Wextra -DTEST"
 strict_flags="-std=c99 -pedantic -Wall -Wextra -Werror -DTEST"
 libs="-lcmocka -lmbedcrypto -lm -lpthread"
 
-[ -f project.yml ] && [ -d test ] || { echo "$prog: run from the repository root" >&2; exit 2; }
+if [ ! -f project.yml ] || [ ! -d test ]; then
+    echo "$prog: run from the repository root" >&2
+    exit 2
+fi
 
 if [ $# -eq 0 ]; then
     set -- test/test_*.c
