@@ -1,4 +1,5 @@
 # kpn: build, test and check.  `make help` lists the targets.
+# Recipes build; the checks and anything that installs live in tools/.
 
 ARCH := $(shell uname -m)
 ifeq ($(ARCH),x86_64)
@@ -19,6 +20,8 @@ BUILD   := build/$(PORT)$(VARIANT)
 
 ALL_CFLAGS = $(WARN) $(OPT) -g $(XFLAGS) $(CFLAGS) -Iinclude -Iport
 
+# The core, and per port what it adds: its switch and, on a hosted
+# system, the POSIX thread services.
 SRC := $(sort $(wildcard src/*.c))
 PORT_SRC_amd64 := port/amd64/port_amd64.c port/amd64/switch_amd64.S port/pthread/thread_pthread.c
 PORT_SRC_posix := port/posix/port_posix.c port/pthread/thread_pthread.c
@@ -36,35 +39,47 @@ TEST_BINS   := $(patsubst test/%.c,$(BUILD)/tests/%,$(TESTS))
 TEST_CFLAGS  = $(ALL_CFLAGS) -DTEST -Itools/cmocka -Isrc
 RESULTS     := $(BUILD)/results
 
-# A program is examples/NAME.c; examples/NAME_net.c, when there is one,
-# holds its network so that tests can build it too.
-EXAMPLES     := $(patsubst examples/%.c,%,$(filter-out %_net.c,$(sort $(wildcard examples/*.c))))
+# examples/NAME.c is a program; so is examples/NAME/ (every .c in it).
+# bench/NAME.c is a driver, linked with the shared helper bench/bench.c,
+# the random-network generator and what BENCH_SRC_NAME adds.
+EX_FILES   := $(basename $(notdir $(wildcard examples/*.c)))
+EX_DIRS    := $(patsubst examples/%/,%,$(sort $(dir $(wildcard examples/*/*.c))))
+EX_DIRS    := $(filter-out firmware,$(EX_DIRS))
+EXAMPLES   := $(EX_FILES) $(EX_DIRS)
+BENCHES    := $(filter-out bench randnet,$(basename $(notdir $(wildcard bench/*.c))))
+BENCH_SHARED := $(wildcard bench/bench.c bench/randnet.c)
+BENCH_SRC_aes := $(filter-out examples/aes/aes.c,$(wildcard examples/aes/*.c))
 EXAMPLE_BINS := $(addprefix $(BUILD)/examples/,$(EXAMPLES))
-# libraries the examples and their tests use (AES from mbedTLS)
+BENCH_BINS   := $(addprefix $(BUILD)/bench/,$(BENCHES))
+# libraries the programs and tests use besides libc (AES from mbedTLS)
 EXTRA_LIBS   := -lmbedcrypto -lm -lpthread
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-stackframe=8388608
 
-.PHONY: all lib test test-port sanitize tsan fuzz coverage valgrind check-ceedling-links check-embedded examples demo bench clean help cmocka
+.PHONY: all lib test test-port test-bins sanitize tsan valgrind coverage fuzz \
+        check-ceedling-links check-embedded examples bench-bins demo bench clean help
 .DELETE_ON_ERROR:
 # keep generated runners: gcovr reads them, and they need no rebuilding
 .SECONDARY:
 
-all: lib examples
+all: lib examples bench-bins
 
 help:
 	@echo "make lib [PORT=amd64|posix]   build/PORT/libkpn.a"
-	@echo "make test                     the suite on cmocka, every port"
+	@echo "make test                     the suite on cmocka, every port (installs cmocka if missing)"
+	@echo "make test-port PORT=...       the suite on one port"
 	@echo "make sanitize                 the suite under ASan+UBSan, every port"
 	@echo "make tsan                     the suite under ThreadSanitizer, every port"
 	@echo "make valgrind                 the suite under valgrind memcheck, ucontext port"
 	@echo "make coverage                 line and branch coverage of src/ and port/ (gcovr), with a floor"
 	@echo "make fuzz [FUZZ_SECONDS=60]   libFuzzer over random networks against a reference interpreter"
-	@echo "make check-embedded           the core for Cortex-M4 and RV64, allocator check, sizes"
-	@echo "make check-ceedling-links     build each test as Ceedling does: its runner's includes, only its TEST_SOURCE_FILEs"
-	@echo "make examples [PORT=...]      build/PORT/examples/*"
+	@echo "make check-embedded           the core for Cortex-M4 and RV64: allocator check, sizes"
+	@echo "make check-ceedling-links     each test built the way Ceedling builds it"
+	@echo "make examples [PORT=...]      build/PORT/examples/*: programs that teach, AES, H.264"
+	@echo "make bench-bins [PORT=...]    build/PORT/bench/*: the papers' benchmark drivers"
 	@echo "make demo                     build and run the AES and H.264 examples"
-	@echo "make bench                    the papers' sweeps: CSV in build/bench, plots in docs/bench"
+	@echo "make bench                    the papers' sweeps: CSV in build/bench, plots and table in docs/"
 	@echo "make clean"
 
 lib: $(LIB)
@@ -85,21 +100,6 @@ $(LIB): $(OBJ)
 # One suite, two runners: these files also run under `ceedling test:all`
 # (project.yml).  Here a runner is generated per file for cmocka.
 
-# What the suite and the examples need from Debian: installed when
-# missing and we are root, otherwise the exact command to run.
-DEB_NEEDS := /usr/include/cmocka.h:libcmocka-dev /usr/include/mbedtls/aes.h:libmbedtls-dev
-cmocka:
-	@missing=""; for n in $(DEB_NEEDS); do [ -f $${n%%:*} ] || missing="$$missing $${n#*:}"; done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing$$missing"; \
-	    (apt-get install -y -qq $$missing >/dev/null 2>&1 || \
-	     (apt-get update -qq && apt-get install -y -qq $$missing >/dev/null)) || exit 1; \
-	  else \
-	    echo "missing packages; run: sudo apt-get install$$missing"; exit 1; \
-	  fi; \
-	fi
-
 $(BUILD)/runners/%_runner.c: test/%.c tools/cmocka/gen_runner.sh
 	@mkdir -p $(dir $@)
 	sh tools/cmocka/gen_runner.sh $< > $@
@@ -110,139 +110,108 @@ $(BUILD)/runners/%_runner.c: test/%.c tools/cmocka/gen_runner.sh
 $(BUILD)/mocks/mock_%.c: port/%.h tools/cmocka/gen_mock.sh
 	sh tools/cmocka/gen_mock.sh $< $(dir $@)
 
-# A test may name example sources (TEST_SOURCE_FILE("examples/x_net.c")):
-# they are compiled into it, as Ceedling does.  (In a pattern rule a
-# literal % in the prerequisites would become the stem: hence PERCENT.)
+# A test may name program sources (TEST_SOURCE_FILE("examples/aes/aes_net.c")):
+# they are compiled into it, as Ceedling does, with their folders on the
+# include path.  (In a pattern rule a literal % in the prerequisites would
+# become the stem: hence PERCENT.)
 PERCENT := %
 .SECONDEXPANSION:
 $(BUILD)/tests/%: test/%.c $(BUILD)/runners/%_runner.c $(LIB) tools/cmocka/unity.h $(wildcard test/support/*.h) \
-                  $$(filter examples/$$(PERCENT),$$(shell sh tools/cmocka/gen_runner.sh --sources test/$$*.c)) $(wildcard examples/*.h) \
+                  $$(filter examples/$$(PERCENT) bench/$$(PERCENT),$$(shell sh tools/cmocka/gen_runner.sh --sources test/$$*.c)) \
+                  $(wildcard examples/*/*.h bench/*.h) \
                   $$(patsubst $$(PERCENT),$(BUILD)/mocks/mock_$$(PERCENT).c,$$(shell sh tools/cmocka/gen_runner.sh --mocks test/$$*.c))
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -Iexamples -I$(BUILD)/mocks $< $(BUILD)/runners/$*_runner.c $(filter examples/%.c $(BUILD)/mocks/%.c,$^) $(LIB) -lcmocka $(EXTRA_LIBS) -o $@
+	$(CC) $(TEST_CFLAGS) $(addprefix -I,$(sort $(dir $(filter examples/%.c bench/%.c,$^)))) -I$(BUILD)/mocks \
+	  $< $(BUILD)/runners/$*_runner.c $(filter examples/%.c bench/%.c $(BUILD)/mocks/%.c,$^) $(LIB) -lcmocka $(EXTRA_LIBS) -o $@
 
-# Runs this PORT's suite; results land in $(RESULTS) for the total.
-test-port: cmocka
-	@$(MAKE) --no-print-directory $(TEST_BINS)
+test-bins: $(TEST_BINS)
+
+# Runs this PORT's suite; fails if a test fails.  Results land in
+# $(RESULTS) for the total.
+test-port:
+	@sh tools/deps.sh test
+	@$(MAKE) --no-print-directory test-bins
 	@rm -rf $(RESULTS)
 	@echo "== suite, port $(PORT)$(VARIANT)"
-	@sh tools/cmocka/run_suite.sh run $(RESULTS) $(TEST_BINS) || true
+	@sh tools/cmocka/run_suite.sh run $(RESULTS) $(TEST_BINS)
 
-test: cmocka
-	@for p in $(PORTS); do $(MAKE) --no-print-directory test-port PORT=$$p || exit 1; done
-	@sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)/results)
+# Every port runs even when one fails; the total's line is the verdict.
+test:
+	@sh tools/deps.sh test
+	@for p in $(PORTS); do $(MAKE) --no-print-directory test-port PORT=$$p; done; \
+	sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)/results)
 
-sanitize: cmocka
-	@for p in $(PORTS); do \
-	  $(MAKE) --no-print-directory test-port PORT=$$p VARIANT=-san \
-	    XFLAGS="$(SAN_FLAGS)" OPT=-O1 || exit 1; done
-	@sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)-san/results)
+sanitize:
+	@sh tools/deps.sh test
+	@for p in $(PORTS); do $(MAKE) --no-print-directory test-port PORT=$$p VARIANT=-san \
+	    XFLAGS="$(SAN_FLAGS)" OPT=-O1; done; \
+	sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)-san/results)
 
-# ThreadSanitizer over the suite, both ports (clang).  Processes are TSan
-# fibers (src/kpn_int.h), so stack switches are understood.  clang 14's
-# TSan cannot map its shadow on kernels with high mmap randomisation;
-# then the tests run with address randomisation off (setarch -R).
-TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-tsan: cmocka
-	@command -v clang >/dev/null || { echo "tsan needs clang: apt-get install clang"; exit 1; }
-	@for p in $(PORTS); do \
-	  $(MAKE) --no-print-directory CC=clang PORT=$$p VARIANT=-tsan XFLAGS="$(TSAN_FLAGS)" OPT=-O1 \
-	    $(patsubst build/$(PORT)/%,build/$$p-tsan/%,$(TEST_BINS)) >/dev/null || exit 1; \
-	  rm -rf build/$$p-tsan/results; \
-	  echo "== suite under ThreadSanitizer, port $$p"; \
-	  if build/$$p-tsan/tests/test_status >/dev/null 2>&1; then run=""; else run="setarch $$(uname -m) -R"; fi; \
-	  TSAN_OPTIONS="halt_on_error=1 exitcode=66" $$run sh tools/cmocka/run_suite.sh run build/$$p-tsan/results \
-	    $(patsubst build/$(PORT)/%,build/$$p-tsan/%,$(TEST_BINS)) || true; \
-	done
-	@sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)-tsan/results)
+tsan:
+	@sh tools/deps.sh test clang
+	@sh tools/tsan.sh $(PORTS); sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)-tsan/results)
 
-# What breaks `ceedling test:all` and not `make test`: an #include that does
-# not survive Ceedling's runner (copied without folders, #if ignored), a
-# missing TEST_SOURCE_FILE.  Checked without Ceedling, on the posix port.
-check-ceedling-links: cmocka
-	@sh tools/check_ceedling_rules.sh
-
-# Line and branch coverage of src/ and port/ over the suite on both ports
-# (gcov + gcovr); fails below 90% of lines or 85% of branches.
-COV_LINES ?= 90
-COV_BRANCHES ?= 85
-coverage: cmocka
-	@command -v gcovr >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq gcovr >/dev/null 2>&1; } || { echo "coverage needs gcovr: apt-get install gcovr"; exit 1; }
-	@rm -rf $(foreach p,$(PORTS),build/$(p)-cov)
-	@for p in $(PORTS); do \
-	  $(MAKE) --no-print-directory test-port PORT=$$p VARIANT=-cov XFLAGS="--coverage -fprofile-update=atomic" OPT=-O0 >/dev/null || exit 1; \
-	done
-	@sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)-cov/results) | tail -n 1
-	@gcovr --root . --filter 'src/' --filter 'port/' --exclude-unreachable-branches \
-	  --print-summary --txt build/coverage.txt \
-	  --fail-under-line $(COV_LINES) --fail-under-branch $(COV_BRANCHES) \
-	  $(foreach p,$(PORTS),build/$(p)-cov) | tail -n 3
-	@echo "coverage: per-file report in build/coverage.txt"
-
-# The suite under valgrind's memcheck, on the ucontext port, with the
-# process stacks announced to valgrind (KPN_VALGRIND).  Any error fails.
-VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-stackframe=8388608
-valgrind: cmocka
-	@command -v valgrind >/dev/null || { echo "valgrind is missing: apt-get install valgrind"; exit 1; }
-	@$(MAKE) --no-print-directory PORT=posix VARIANT=-vg XFLAGS="-DKPN_VALGRIND" OPT=-O1 \
-	  $(patsubst build/$(PORT)/%,build/posix-vg/%,$(TEST_BINS)) >/dev/null
+# The suite under memcheck on the ucontext port, with the process stacks
+# announced to valgrind (KPN_VALGRIND).  Any error fails.
+valgrind:
+	@sh tools/deps.sh test valgrind
+	@$(MAKE) --no-print-directory PORT=posix VARIANT=-vg XFLAGS="-DKPN_VALGRIND" OPT=-O1 test-bins >/dev/null
 	@rm -rf build/posix-vg/results
 	@echo "== suite under valgrind memcheck, port posix"
 	@KPN_TEST_WRAPPER="$(VALGRIND_RUN)" KPN_TEST_TIMEOUT=1200 \
-	  sh tools/cmocka/run_suite.sh run build/posix-vg/results $(patsubst build/$(PORT)/%,build/posix-vg/%,$(TEST_BINS)) >build/valgrind.log 2>&1 || true
-	@grep -E "^==[0-9]+== [A-Z]|FAILED:" build/valgrind.log | head -40 || true
-	@sh tools/cmocka/run_suite.sh total build/posix-vg/results
+	  sh tools/cmocka/run_suite.sh run build/posix-vg/results build/posix-vg/tests/test_* >build/valgrind.log 2>&1; \
+	grep -E "^==[0-9]+== [A-Z]|FAILED:" build/valgrind.log | head -40; \
+	sh tools/cmocka/run_suite.sh total build/posix-vg/results
 
-# libFuzzer over whole networks (clang): tools/fuzz/.  FUZZ_SECONDS bounds
-# the run; tools/fuzz/corpus/ seeds it, and what it finds stays in
-# build/fuzz/corpus (tools/fuzz/run.sh --merge copies it into the repo).
+# Line and branch coverage of src/ and port/ over the suite on every port;
+# fails below COV_LINES % of lines or COV_BRANCHES % of branches.
+COV_LINES ?= 90
+COV_BRANCHES ?= 85
+coverage:
+	@sh tools/deps.sh test gcovr
+	@sh tools/coverage.sh $(COV_LINES) $(COV_BRANCHES) $(PORTS)
+
+# libFuzzer over whole networks (clang): tools/fuzz/.
 FUZZ_SECONDS ?= 60
-fuzz: cmocka
+fuzz:
+	@sh tools/deps.sh test clang
 	@sh tools/fuzz/run.sh $(FUZZ_SECONDS)
 
-# ---------------------------------------------------------------- bare metal
-# The portable core alone (no port: a firmware supplies its own), as a
-# Cortex-M4 and an RV64 target would build it.  Fails if anything in it
-# reaches for an allocator.
-EMB_TARGETS := arm riscv
-EMB_CC_arm    := arm-none-eabi-gcc
-EMB_FLAGS_arm := -mcpu=cortex-m4 -mthumb
-EMB_CC_riscv    := riscv64-unknown-elf-gcc
-EMB_FLAGS_riscv := -march=rv64imac -mabi=lp64
-EMB_ALLOC := malloc|calloc|realloc|free|aligned_alloc|posix_memalign|strdup|mmap|sbrk|_sbrk|_malloc_r|_free_r
+# What breaks `ceedling test:all` and not `make test`: an #include that does
+# not survive Ceedling's runner (copied without folders, #if ignored), a
+# missing TEST_SOURCE_FILE.
+check-ceedling-links:
+	@sh tools/deps.sh test
+	@sh tools/check_ceedling_rules.sh
 
 check-embedded:
-	@set -e; for t in $(EMB_TARGETS); do \
-	  case $$t in arm) cc=$(EMB_CC_arm); fl="$(EMB_FLAGS_arm)";; \
-	              riscv) cc=$(EMB_CC_riscv); fl="$(EMB_FLAGS_riscv)";; esac; \
-	  prefix=$${cc%gcc}; d=build/embedded-$$t; rm -rf $$d; mkdir -p $$d; \
-	  for f in $(SRC); do \
-	    $$cc $(WARN) $$fl -ffreestanding -Os -Iinclude -Iport -c $$f -o $$d/$$(basename $$f .c).o; \
-	  done; \
-	  $${prefix}ld -r -o $$d/kpn_core.o $$d/*.o; \
-	  bad=$$($${prefix}nm -u $$d/kpn_core.o | grep -Ew "$(EMB_ALLOC)" || true); \
-	  if [ -n "$$bad" ]; then echo "check-embedded: $$t core references an allocator:"; echo "$$bad"; exit 1; fi; \
-	  echo "== $$t ($$cc $$fl -Os): needs from the firmware: $$($${prefix}nm -u $$d/kpn_core.o | awk '{print $$2}' | sort -u | tr '\n' ' ')"; \
-	  $${prefix}size $$d/kpn_core.o | tail -1 | awk -v t=$$t '{print "check-embedded: " t " text=" $$1 " data=" $$2 " bss=" $$3}'; \
-	done
+	@sh tools/deps.sh cross
+	@sh tools/check_embedded.sh
 
-# ---------------------------------------------------------------- examples
-examples: cmocka $(EXAMPLE_BINS)
+# ---------------------------------------------------------------- programs
+examples: $(EXAMPLE_BINS)
+bench-bins: $(BENCH_BINS)
 
-$(BUILD)/examples/%: examples/%.c $$(wildcard examples/$$*_net.c) $(wildcard examples/*.h) $(LIB)
+$(BUILD)/examples/%: $$(wildcard examples/$$*.c examples/$$*/*.c examples/$$*/*.h) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DKPN_EXAMPLE_PORT='"$(PORT)"' -Iexamples $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
+	$(CC) $(ALL_CFLAGS) -Iexamples/$* $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
+
+$(BUILD)/bench/%: bench/%.c $(BENCH_SHARED) $$(BENCH_SRC_$$*) $(wildcard bench/*.h examples/*/*.h) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DKPN_BENCH_PORT='"$(PORT)"' -Ibench $(addprefix -I,$(sort $(dir $(BENCH_SRC_$*)))) \
+	  $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
 
 # The examples users run first: AES and H.264, a summary at the end.
-demo: cmocka
-	@$(MAKE) --no-print-directory examples PORT=$(PORT) >/dev/null
+demo:
+	@sh tools/deps.sh test ffmpeg
+	@$(MAKE) --no-print-directory examples bench-bins PORT=$(PORT) >/dev/null
 	@sh tools/demo.sh build/$(PORT)
 
-# The papers' sweeps, scaled to this machine: CSV under build/bench/,
-# plots in docs/bench/ (minutes; not part of CI).
-bench: cmocka
-	@for p in $(PORTS); do $(MAKE) --no-print-directory examples PORT=$$p >/dev/null || exit 1; done
-	@command -v gnuplot >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq gnuplot-nox >/dev/null 2>&1; } || true
+# The papers' sweeps (minutes; not part of CI): CSV under build/bench/,
+# plots in docs/bench/ and the figures table in docs/benchmarks.md.
+bench:
+	@sh tools/deps.sh test gnuplot
+	@for p in $(PORTS); do $(MAKE) --no-print-directory examples bench-bins PORT=$$p >/dev/null || exit 1; done
 	@sh tools/bench/run.sh
 
 clean:

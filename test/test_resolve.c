@@ -3,7 +3,7 @@
 #include "unity.h"
 #include "kpn.h"
 #include "support/helpers.h"
-#include "support/randnet.h"
+#include "support/layered_net.h"
 
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")

@@ -33,9 +33,10 @@ set -u
 prog=check_ceedling_rules.sh
 cc=${CC:-cc}
 out=build/ceedling-rules
-# project.yml: :paths:include, and the flags and define of :flags:test and
-# :defines:test.  Keep in step with it.
-ceedling_include="-Iinclude -Isrc -Iport -Iexamples"
+# project.yml: :paths:include (examples/** is every folder under
+# examples/), and the flags and define of :flags:test and :defines:test.
+# Keep in step with it.
+ceedling_include="-Iinclude -Isrc -Iport $(find examples -type d 2>/dev/null | sort | sed 's/^/-I/' | tr '\n' ' ') -Ibench"
 ceedling_flags="-std=c99 -Wall -Wextra -DTEST"
 # `make test`'s warnings, for the link step (what the library is held to)
 strict_flags="-std=c99 -pedantic -Wall -Wextra -Werror -DTEST"
@@ -132,7 +133,7 @@ for t in "$@"; do
         mock_sources="$mock_sources $d/mocks/mock_$m.c"
     done
     # shellcheck disable=SC2086
-    if ! $cc $strict_flags -Iinclude -Iport -Isrc -Iexamples -Itools/cmocka -I"$d/mocks" \
+    if ! $cc $strict_flags -Itools/cmocka -I"$d/mocks" $support_include $ceedling_include \
             "$t" "$d/${n}_runner.c" $sources $mock_sources $libs -o "$d/$n" 2>"$d/link.log"; then
         cat "$d/link.log"
         echo "$prog: $t: does not build with only the sources it names with TEST_SOURCE_FILE (and its mocks)"
