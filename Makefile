@@ -80,6 +80,9 @@ help:
 	@echo "make bench-bins [PORT=...]    build/PORT/bench/*: the papers' benchmark drivers"
 	@echo "make demo                     build and run the AES and H.264 examples"
 	@echo "make bench                    the papers' sweeps: CSV in build/bench, plots and table in docs/"
+	@echo "make amalgamation             build/amalgamation/kpn.c and kpn.h: the one-file distribution"
+	@echo "make install PREFIX=...       header, libkpn.a, kpn.pc and the CMake package"
+	@echo "make check-packaging          consumers through pkg-config, CMake, the amalgamation, README's steps"
 	@echo "make clean"
 
 lib: $(LIB)
@@ -135,11 +138,13 @@ test-port:
 	@echo "== suite, port $(PORT)$(VARIANT)"
 	@sh tools/cmocka/run_suite.sh run $(RESULTS) $(TEST_BINS)
 
-# Every port runs even when one fails; the total's line is the verdict.
+# Every port runs even when one fails; then the H.264 example's stream is
+# decoded by ffmpeg (when installed) and compared; the total's line ends it.
 test:
 	@sh tools/deps.sh test
 	@for p in $(PORTS); do $(MAKE) --no-print-directory test-port PORT=$$p; done; \
-	sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)/results)
+	$(MAKE) --no-print-directory examples >/dev/null && sh tools/check_h264.sh $(BUILD); h264=$$?; \
+	sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)/results) && exit $$h264
 
 sanitize:
 	@sh tools/deps.sh test
@@ -194,12 +199,16 @@ bench-bins: $(BENCH_BINS)
 
 $(BUILD)/examples/%: $$(wildcard examples/$$*.c examples/$$*/*.c examples/$$*/*.h) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iexamples/$* $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
+	$(CC) $(ALL_CFLAGS) -DKPN_BENCH_PORT='"$(PORT)"' -Iexamples/$* $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
 
 $(BUILD)/bench/%: bench/%.c $(BENCH_SHARED) $$(BENCH_SRC_$$*) $(wildcard bench/*.h examples/*/*.h) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DKPN_BENCH_PORT='"$(PORT)"' -Ibench $(addprefix -I,$(sort $(dir $(BENCH_SRC_$*)))) \
 	  $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
+
+$(addprefix $(BUILD)/examples/,$(EXAMPLE_DIRS)): $(BUILD)/examples/%: $$(wildcard examples/$$*/*.c examples/$$*/*.h) $(wildcard examples/*.h) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DKPN_EXAMPLE_PORT='"$(PORT)"' -Iexamples $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
 
 # The examples users run first: AES and H.264, a summary at the end.
 demo:
@@ -216,3 +225,20 @@ bench:
 
 clean:
 	rm -rf build
+
+# ---------------------------------------------------------------- packaging
+.PHONY: amalgamation install check-packaging
+
+# One-file distribution: build/amalgamation/kpn.c and kpn.h.
+amalgamation:
+	@sh tools/amalgamate.sh build/amalgamation
+
+# Header, library, pkg-config file and CMake package under DESTDIR/PREFIX.
+PREFIX ?= /usr/local
+install: lib
+	@sh tools/install.sh $(LIB) $(PREFIX) $(DESTDIR)
+
+# Consumers built every way a user would: pkg-config, CMake, the amalgamation.
+check-packaging:
+	@sh tools/deps.sh packaging cross
+	@sh tools/check_packaging.sh

@@ -18,4 +18,10 @@ cc -std=c99 -Iinclude $out/hello.c $build/libkpn.a -lpthread -o $out/hello
 got=$($out/hello)
 want=$(sed -n '/^\$ cc .*hello\.c/{n;p;q}' README.md)
 [ "$got" = "$want" ] || { echo "check-readme: hello printed '$got', README shows '$want'"; exit 1; }
-echo "check-readme: README's first example is examples/hello.c, and it prints what README shows"
+# and as a vendoring user would build it: against the one-file amalgamation
+sh tools/amalgamate.sh $out/amalgamation >/dev/null
+cc -O2 -c $out/amalgamation/kpn.c -o $out/kpn.o
+cc -I$out/amalgamation $out/hello.c $out/kpn.o -lpthread -o $out/hello-amalgamation
+got=$($out/hello-amalgamation)
+[ "$got" = "$want" ] || { echo "check-readme: against the amalgamation hello printed '$got'"; exit 1; }
+echo "check-readme: README's first example is examples/hello.c; it prints what README shows, built on the library and on the amalgamation"
