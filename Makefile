@@ -45,7 +45,7 @@ EXTRA_LIBS   := -lmbedcrypto -lm -lpthread
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: all lib test test-port sanitize tsan fuzz coverage valgrind check-ceedling-links check-embedded examples demo bench clean help cmocka
+.PHONY: all lib test test-port sanitize tsan fuzz coverage valgrind check-ceedling-links check-embedded test-qemu firmware examples demo bench clean help cmocka
 .DELETE_ON_ERROR:
 # keep generated runners: gcovr reads them, and they need no rebuilding
 .SECONDARY:
@@ -60,7 +60,9 @@ help:
 	@echo "make valgrind                 the suite under valgrind memcheck, ucontext port"
 	@echo "make coverage                 line and branch coverage of src/ and port/ (gcovr), with a floor"
 	@echo "make fuzz [FUZZ_SECONDS=60]   libFuzzer over random networks against a reference interpreter"
-	@echo "make check-embedded           the core for Cortex-M4 and RV64, allocator check, sizes"
+	@echo "make check-embedded           the core for Cortex-M4 and RV64, allocator check, footprint figures"
+	@echo "make test-qemu                the Cortex-M port's target tests under QEMU (M4F and M3)"
+	@echo "make firmware                 examples/firmware, built and run under QEMU"
 	@echo "make check-ceedling-links     link each test with only its TEST_SOURCE_FILEs, as Ceedling does"
 	@echo "make examples [PORT=...]      build/PORT/examples/*"
 	@echo "make demo                     build and run the AES and H.264 examples"
@@ -226,6 +228,10 @@ check-embedded:
 	  echo "== $$t ($$cc $$fl -Os): needs from the firmware: $$($${prefix}nm -u $$d/kpn_core.o | awk '{print $$2}' | sort -u | tr '\n' ' ')"; \
 	  $${prefix}size $$d/kpn_core.o | tail -1 | awk -v t=$$t '{print "check-embedded: " t " text=" $$1 " data=" $$2 " bss=" $$3}'; \
 	done
+
+# The Cortex-M port on its targets, under QEMU (tools/test_qemu.sh).
+test-qemu:
+	@sh tools/test_qemu.sh
 
 # ---------------------------------------------------------------- examples
 examples: cmocka $(EXAMPLE_BINS)

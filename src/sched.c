@@ -224,6 +224,11 @@ static KPNI_NOINLINE void park(kpn_proc *self)
         SWITCH(self->ctx, r->host, FIBER(r));
         KPN_ASSERT(0); /* a faulted process is never resumed */
     }
+    /* An interrupt or another thread offered input (input.c): make its
+     * readers ready now, so that a busy net takes input too.  One load
+     * of a word beside 'halt' when there is none. */
+    if (KPNI_UNLIKELY(KPNI_LOAD(&r->net->input_signal) != 0))
+        (void)kpni_input_deliver(r);
     next = KPNI_LIKELY(r->net->halt == KPN_OK) ? pop_front(r) : NULL;
     if (next != NULL) {
         dispatch(r, next);
@@ -350,14 +355,33 @@ static void runner_loop(kpni_runner *r)
             continue;
         }
 #endif
-        /* Nothing is ready and nothing runs anywhere: the net is at rest. */
-        if (!r->resolve)
-            break;
-        quiet = kpni_resolve_quiet(net);
-        if (quiet == KPN_OK)
-            continue; /* a writer was released */
-        if (quiet == KPN_ERESERVE)
-            kpni_sched_halt(net, KPN_ERESERVE);
+        /* Nothing is ready and nothing runs anywhere: the net is at rest.
+         * Input that came meanwhile goes first, then the resolver. */
+        if (net->ninputs != 0 && kpni_input_deliver(r))
+            continue;
+        if (r->resolve) {
+            quiet = kpni_resolve_quiet(net);
+            if (quiet == KPN_OK)
+                continue; /* a writer was released */
+            if (quiet == KPN_ERESERVE) {
+                kpni_sched_halt(net, KPN_ERESERVE);
+                break;
+            }
+        }
+        /* A process waits on an open input: only an offer or a close from
+         * outside can move the net now, so sleep until one comes. */
+        if (net->ninputs != 0 && kpni_input_awaited(net)) {
+#if KPN_THREADS
+            if (r->mt)
+                kpni_unlock(net);
+#endif
+            kpn_port_idle_wait(net->input_idle);
+#if KPN_THREADS
+            if (r->mt)
+                kpni_lock(net);
+#endif
+            continue;
+        }
         break;
     }
     KPNI_STORE(&r->current, (kpn_proc *)NULL);
