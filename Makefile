@@ -204,34 +204,19 @@ fuzz: cmocka
 	@sh tools/fuzz/run.sh $(FUZZ_SECONDS)
 
 # ---------------------------------------------------------------- bare metal
-# The portable core alone (no port: a firmware supplies its own), as a
-# Cortex-M4 and an RV64 target would build it.  Fails if anything in it
-# reaches for an allocator.
-EMB_TARGETS := arm riscv
-EMB_CC_arm    := arm-none-eabi-gcc
-EMB_FLAGS_arm := -mcpu=cortex-m4 -mthumb
-EMB_CC_riscv    := riscv64-unknown-elf-gcc
-EMB_FLAGS_riscv := -march=rv64imac -mabi=lp64
-EMB_ALLOC := malloc|calloc|realloc|free|aligned_alloc|posix_memalign|strdup|mmap|sbrk|_sbrk|_malloc_r|_free_r
-
+# The core and the Cortex-M port as firmware builds them (M4F, M3, M0,
+# RV64), libc and allocator checks, and the footprint figures from a
+# target build run under QEMU (tools/check_embedded.sh).
 check-embedded:
-	@set -e; for t in $(EMB_TARGETS); do \
-	  case $$t in arm) cc=$(EMB_CC_arm); fl="$(EMB_FLAGS_arm)";; \
-	              riscv) cc=$(EMB_CC_riscv); fl="$(EMB_FLAGS_riscv)";; esac; \
-	  prefix=$${cc%gcc}; d=build/embedded-$$t; rm -rf $$d; mkdir -p $$d; \
-	  for f in $(SRC); do \
-	    $$cc $(WARN) $$fl -ffreestanding -Os -Iinclude -Iport -c $$f -o $$d/$$(basename $$f .c).o; \
-	  done; \
-	  $${prefix}ld -r -o $$d/kpn_core.o $$d/*.o; \
-	  bad=$$($${prefix}nm -u $$d/kpn_core.o | grep -Ew "$(EMB_ALLOC)" || true); \
-	  if [ -n "$$bad" ]; then echo "check-embedded: $$t core references an allocator:"; echo "$$bad"; exit 1; fi; \
-	  echo "== $$t ($$cc $$fl -Os): needs from the firmware: $$($${prefix}nm -u $$d/kpn_core.o | awk '{print $$2}' | sort -u | tr '\n' ' ')"; \
-	  $${prefix}size $$d/kpn_core.o | tail -1 | awk -v t=$$t '{print "check-embedded: " t " text=" $$1 " data=" $$2 " bss=" $$3}'; \
-	done
+	@sh tools/check_embedded.sh
 
 # The Cortex-M port on its targets, under QEMU (tools/test_qemu.sh).
 test-qemu:
 	@sh tools/test_qemu.sh
+
+# examples/firmware: a Cortex-M4F firmware, built and run under QEMU.
+firmware:
+	@$(MAKE) --no-print-directory -C examples/firmware run
 
 # ---------------------------------------------------------------- examples
 examples: cmocka $(EXAMPLE_BINS)

@@ -22,7 +22,7 @@
  * reader ready (that would mean taking the run queues from a handler),
  * so it raises 'net->input_signal' and wakes the port's idle object; the
  * scheduler looks at the signal at every switch and at rest
- * (kpni_input_deliver) and makes blocked readers ready itself.
+ * (kpni_input_deliver, in sched.c) and makes blocked readers ready itself.
  *
  * Ordering: the producer stores 'sent', then (seq_cst fence) the signal;
  * the scheduler clears the signal, then (seq_cst fence) reads 'sent'.
@@ -130,45 +130,4 @@ kpn_status kpn_input_close(kpn_chan *c)
     KPNI_SHARED_STORE(&c->closed, 1);
     signal_net(c->writer->net);
     return KPN_OK;
-}
-
-static int deliverable(const kpn_chan *c)
-{
-    const kpn_proc *p = c->reader;
-
-    return c->input && p->state == KPN_PROC_BLOCKED_READ && p->wait == c &&
-           (KPNI_SHARED_LOAD(&c->sent) != c->received || KPNI_SHARED_LOAD(&c->closed));
-}
-
-/* Make ready every reader blocked on an input that now has a message or
- * was closed; 'r' is the runner doing it (the net's lock is held with
- * several).  Returns whether any was made ready. */
-int kpni_input_deliver(kpni_runner *r)
-{
-    kpn_net *net = r->net;
-    kpn_chan *c;
-    int woken = 0;
-
-    KPNI_SHARED_STORE(&net->input_signal, 0u);
-    KPNI_SHARED_FENCE();
-    for (c = net->chans; c != NULL; c = c->next) {
-        if (deliverable(c)) {
-            kpni_sched_ready(r, c->reader);
-            woken = 1;
-        }
-    }
-    return woken;
-}
-
-/* Whether a process waits on an input that is still open: then the net
- * at rest is not finished, only waiting. */
-int kpni_input_awaited(const kpn_net *net)
-{
-    const kpn_chan *c;
-
-    for (c = net->chans; c != NULL; c = c->next)
-        if (c->input && !KPNI_SHARED_LOAD(&c->closed) &&
-            c->reader->state == KPN_PROC_BLOCKED_READ && c->reader->wait == c)
-            return 1;
-    return 0;
 }

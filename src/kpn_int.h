@@ -546,7 +546,7 @@ typedef struct kpni_counts {
 } kpni_counts;
 void kpni_stats_count(const kpn_net *net, kpni_counts *out);
 
-/* input.c */
+/* sched.c: input channels, the scheduler's side */
 int kpni_input_deliver(kpni_runner *r);
 int kpni_input_awaited(const kpn_net *net);
 

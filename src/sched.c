@@ -186,6 +186,51 @@ static kpn_proc *steal(kpni_runner *r)
 
 #endif /* KPN_THREADS */
 
+/* ------------------------------------------------------------------ */
+/* The scheduler's half of input channels (input.c has the other): the
+ * readers that kpn_offer cannot make ready from outside the net. */
+
+static int deliverable(const kpn_chan *c)
+{
+    const kpn_proc *p = c->reader;
+
+    return c->input && p->state == KPN_PROC_BLOCKED_READ && p->wait == c &&
+           (KPNI_SHARED_LOAD(&c->sent) != c->received || KPNI_SHARED_LOAD(&c->closed));
+}
+
+/* Make ready every reader blocked on an input that now has a message or
+ * was closed; 'r' is the runner doing it (the net's lock is held with
+ * several).  Returns whether any was made ready. */
+int kpni_input_deliver(kpni_runner *r)
+{
+    kpn_net *net = r->net;
+    kpn_chan *c;
+    int woken = 0;
+
+    KPNI_SHARED_STORE(&net->input_signal, 0u);
+    KPNI_SHARED_FENCE();
+    for (c = net->chans; c != NULL; c = c->next) {
+        if (deliverable(c)) {
+            kpni_sched_ready(r, c->reader);
+            woken = 1;
+        }
+    }
+    return woken;
+}
+
+/* Whether a process waits on an input that is still open: then the net
+ * at rest is not finished, only waiting. */
+int kpni_input_awaited(const kpn_net *net)
+{
+    const kpn_chan *c;
+
+    for (c = net->chans; c != NULL; c = c->next)
+        if (c->input && !KPNI_SHARED_LOAD(&c->closed) &&
+            c->reader->state == KPN_PROC_BLOCKED_READ && c->reader->wait == c)
+            return 1;
+    return 0;
+}
+
 /* The run must stop (a fault, an exhausted pool, a strict deadlock).
  * Processes still ready stay queued for the next kpn_run; every runner
  * returns to its host as its current process parks. */

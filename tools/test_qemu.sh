@@ -40,7 +40,7 @@ flags_for() {
 }
 
 CFLAGS_COMMON="-std=c99 -Wall -Wextra -Werror -Os -g -ffunction-sections -fdata-sections \
- -Iinclude -Iport -Isrc -Itest/support -Itest/target -Itools/qemu"
+ -Iinclude -Iport -Isrc -Itest -Itest/target -Itools/qemu"
 TESTS=$(ls test/target/test_*.c)
 
 status=0

@@ -2,7 +2,7 @@
 /* The Cortex-M port under QEMU: whole networks, the resolver, faults, FP state per process, input from SysTick. */
 #include "unity.h"
 #include "kpn.h"
-#include "helpers.h"
+#include "support/helpers.h"
 #include "target.h"
 
 TEST_SOURCE_FILE("src/arena.c")
