@@ -335,6 +335,12 @@ struct kpn_net {
  *   | stagger | guard band | stack ... grows down <- sp | ctx | kpn_proc | name |
  *                          'stack_lo'           'stack_lo + stack_size'
  *
+ * That is the Unix layout.  Off Unix (KPN_GUARD_INSIDE, no
+ * KPN_CACHE_STAGGER, no KPN_NAME_COPY) the guard band is the bottom of
+ * the stack the caller asked for, and there is neither stagger nor name:
+ *
+ *   | guard | stack ... <- sp | ctx | kpn_proc |     (stack + 96 bytes on 32 bits)
+ *
  * The guard is below the stack so an overflow hits it first; the
  * process's own bookkeeping is above the stack, out of an overflow's way,
  * so the check that reports it can still trust it.  'stagger' shifts the

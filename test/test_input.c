@@ -276,7 +276,7 @@ static void try_send_on_input(void *arg)
 
 void test_input_errors(void)
 {
-    static unsigned char small[1024];
+    static unsigned char other_arena[1 << 18];
     kpn_net *other;
     kpn_proc *p = spawn(try_send_on_input, &f);
     kpn_proc *q = spawn(sink_proc, &f);
@@ -290,8 +290,9 @@ void test_input_errors(void)
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(net, &in, NULL, sizeof v, 1));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(net, &in, p, 0, 1));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(net, &in, p, (size_t)-1 / 2, 4));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&other, small, sizeof small, NULL));
-    TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_spawn(other, &foreign, "x", sink_proc, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&other, other_arena, sizeof other_arena, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(other, &foreign, "x", sink_proc, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(net, &in, foreign, sizeof v, 1));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(other, &in, p, sizeof v, 1));
     TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_connect_input(net, &in, p, sizeof v, sizeof arena));
 
