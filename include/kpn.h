@@ -10,6 +10,24 @@
 extern "C" {
 #endif
 
+/* ------------------------------------------------------------------ */
+/* Version                                                             */
+
+/* The version of this header, MAJOR.MINOR.PATCH as semantic versioning
+ * means it: while MAJOR is 0, a MINOR step may still change the API
+ * (CHANGELOG.md says how); a PATCH step never does. */
+#define KPN_VERSION_MAJOR 0
+#define KPN_VERSION_MINOR 9
+#define KPN_VERSION_PATCH 0
+#define KPN_VERSION_STRING "0.9.0"
+
+/* The version of the library that was linked, as "MAJOR.MINOR.PATCH":
+ * the KPN_VERSION_STRING it was built with, which differs from this
+ * header's when a program is compiled against one release and linked
+ * with another.  Static storage, never NULL; callable from any thread,
+ * at any time, with or without a net. */
+const char *kpn_version(void);
+
 /*
  * A Kahn process network is a set of sequential processes that share
  * nothing and talk only through 1:1 FIFO channels.  Receive blocks on an
@@ -112,11 +130,17 @@ typedef struct kpn_config {
     /* Messages a channel holds when kpn_connect is given capacity 0.
      * Default 8; must not be 0. */
     size_t default_capacity;
-    /* Bytes at the top of the arena held back as the reserve pool, from
-     * which full channels grow when the resolver breaks an artificial
-     * deadlock.  Default 0 (no pool: an artificial deadlock then ends the
-     * run with KPN_ERESERVE until kpn_reserve_add gives memory); otherwise
-     * at least 64. */
+    /* The reserve pool, from which full channels grow when the resolver
+     * breaks an artificial deadlock (docs/resolver.md):
+     *   KPN_RESERVE_ARENA (the default): no memory is held back; a channel
+     *     that must grow takes its new ring from whatever the arena has
+     *     left when it grows (rings it outgrows are reused), so a network
+     *     needs no sizing to run.  KPN_ERESERVE only when the arena is full.
+     *   0: no pool.  An artificial deadlock ends the run with KPN_ERESERVE
+     *     until kpn_reserve_add gives memory.
+     *   N (at least 64): N bytes at the top of the arena, a hard bound:
+     *     growth beyond them ends the run with KPN_ERESERVE, resumable.
+     * Memory given with kpn_reserve_add is used first in every case. */
     size_t reserve_size;
     /* 1 (default): find artificial deadlocks as they happen and resolve
      * them by growing a channel (Geilen-Basten; docs/resolver.md).
@@ -139,6 +163,9 @@ typedef struct kpn_config {
      * scheduler, never a process).  Default 64 KiB. */
     size_t runner_stack;
 } kpn_config;
+
+/* cfg.reserve_size: grow channels from the arena's free remainder. */
+#define KPN_RESERVE_ARENA ((size_t)-1)
 
 /* Fill 'cfg' with the defaults.  NULL is ignored. */
 void kpn_config_default(kpn_config *cfg);

@@ -230,11 +230,29 @@ kpn_status kpn_close(kpn_chan *c)
     return KPN_OK;
 }
 
+/* A ring of 'bytes' from the pool.  With KPN_RESERVE_ARENA a pool that
+ * has no block big enough takes one from the arena's free remainder
+ * first: the arena then only shrinks when the pool cannot recycle a ring
+ * that a channel outgrew. */
+static void *ring_alloc(kpn_net *net, size_t bytes)
+{
+    void *ring = kpni_pool_alloc(&net->pool, bytes);
+    size_t need = kpni_align_up(bytes) + KPNI_POOL_HEADER;
+    void *block;
+
+    if (ring != NULL || net->cfg.reserve_size != KPN_RESERVE_ARENA ||
+        need < bytes || (block = kpni_arena_carve(&net->arena, need)) == NULL)
+        return ring;
+    net->reserve_grown += need;
+    kpni_pool_add(&net->pool, block, need);
+    return kpni_pool_alloc(&net->pool, bytes);
+}
+
 /* Give a full channel a bigger ring from the reserve pool: double it, or
  * if the pool cannot hold that, the one more message that breaks the
  * deadlock.  Doubling keeps the copying linear in the messages a channel
  * ever holds, even in a network whose channel grows without bound
- * (thesis figure 3.7); growing by one would make it quadratic.  The
+ * (Vrba's thesis, figure 3.7); growing by one would make it quadratic.  The
  * messages move in order to the start of the new ring; a ring that came
  * from the pool goes back to it.  On KPN_ERESERVE nothing has changed and
  * net->pending_bytes says what the smallest growth needed. */
@@ -249,7 +267,7 @@ kpn_status kpni_chan_grow(kpn_chan *c)
 
     if (c->cap <= ((size_t)-1 / 2 - KPNI_POOL_MIN) / c->msg_size) {
         want = 2 * c->cap;
-        ring = kpni_pool_alloc(&net->pool, want * c->msg_size);
+        ring = ring_alloc(net, want * c->msg_size);
     }
     if (c->cap >= ((size_t)-1 - KPNI_POOL_MIN) / c->msg_size - 1) {
         net->pending_bytes = (size_t)-1; /* no pool could hold it */
@@ -257,7 +275,7 @@ kpn_status kpni_chan_grow(kpn_chan *c)
     }
     if (ring == NULL) {
         want = c->cap + 1;
-        ring = kpni_pool_alloc(&net->pool, want * c->msg_size);
+        ring = ring_alloc(net, want * c->msg_size);
     }
     if (ring == NULL) {
         net->pending_bytes = kpni_align_up(want * c->msg_size) + KPNI_POOL_HEADER;

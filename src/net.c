@@ -8,7 +8,7 @@ void kpn_config_default(kpn_config *cfg)
         return;
     kpni_memset(cfg, 0, sizeof *cfg);
     cfg->default_capacity = 8;
-    cfg->reserve_size = 0;
+    cfg->reserve_size = KPN_RESERVE_ARENA;
     cfg->resolve = 1;
     cfg->strict = 0;
     cfg->runners = 1;
@@ -42,6 +42,12 @@ static size_t runner_bytes(const kpn_config *cfg)
     return kpni_align_up(sizeof(kpni_runner) * cfg->runners) + per * cfg->runners + threads;
 }
 
+/* Bytes carved for the reserve at init: none when it grows into the arena. */
+static size_t reserve_bytes(const kpn_config *cfg)
+{
+    return cfg->reserve_size == KPN_RESERVE_ARENA ? 0 : kpni_align_up(cfg->reserve_size);
+}
+
 /* Caller mistakes in a configuration; KPN_OK if it can be used. */
 static kpn_status check_config(const kpn_config *cfg)
 {
@@ -49,6 +55,8 @@ static kpn_status check_config(const kpn_config *cfg)
         (cfg->strict != 0 && cfg->strict != 1) ||
         /* a reserve too small to hold one pool block is a mistake, not 0 */
         (cfg->reserve_size != 0 && cfg->reserve_size < KPNI_RESERVE_MIN) ||
+        (cfg->reserve_size != KPN_RESERVE_ARENA &&
+         cfg->reserve_size > (size_t)-1 - KPNI_ALIGN) ||
         cfg->runners == 0 || cfg->runners > KPN_MAX_RUNNERS ||
         (cfg->policy != KPN_POLICY_WS && cfg->policy != KPN_POLICY_STATIC) ||
         (cfg->wake != KPN_WAKE_LAST && cfg->wake != KPN_WAKE_WAKER))
@@ -76,7 +84,7 @@ size_t kpn_size_net(const kpn_config *user_cfg)
         return 0;
     /* The arena may start misaligned: count the worst-case skip. */
     return (KPNI_ALIGN - 1) + kpni_align_up(sizeof(kpn_net)) + runner_bytes(&cfg) +
-           kpni_align_up(cfg.reserve_size);
+           reserve_bytes(&cfg);
 }
 
 /* Carve and set up the runners; NULL if the arena is too small. */
@@ -138,9 +146,8 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
     /* Check the whole layout fits before writing a byte: a failed init
      * leaves the arena, and any net that lives in it, as they were. */
     kpni_arena_init(&arena, mem, size);
-    reserve = kpni_align_up(cfg.reserve_size);
-    if (reserve < cfg.reserve_size ||
-        kpn_size_net(&cfg) - (KPNI_ALIGN - 1) > (size_t)(arena.end - arena.next))
+    reserve = reserve_bytes(&cfg);
+    if (kpn_size_net(&cfg) - (KPNI_ALIGN - 1) > (size_t)(arena.end - arena.next))
         return KPN_ENOMEM;
     KPNI_UNPOISON(mem, size);
     net = kpni_arena_carve(&arena, sizeof *net);
@@ -166,6 +173,7 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
     net->runners = runners;
     net->nrunners = cfg.runners;
     net->halt = KPN_OK;
+    net->reserve_carved = reserve;
     kpni_pool_add(&net->pool, arena.end, reserve);
     *out = net;
     return KPN_OK;

@@ -102,7 +102,7 @@ kpn_status kpn_reserve_add(kpn_net *net, void *mem, size_t size)
         return KPN_ESTATE;
     /* the whole arena, including the reserve carved from its top */
     lo = (uintptr_t)net;
-    hi = (uintptr_t)net->arena.end + kpni_align_up(net->cfg.reserve_size);
+    hi = (uintptr_t)net->arena.end + net->reserve_carved;
     if (m < hi && m + size > lo)
         return KPN_EINVAL;
     kpni_pool_add(&net->pool, mem, size);

@@ -20,8 +20,9 @@
  * cache sets with their saved registers. */
 #define STAGGER_STEP 64u
 #define STAGGER_CYCLE 8u
-/* Stack tops are aligned to a cache line, so the registers a switch saves
- * fill exactly one line and 'ctx' with the struct's hot fields the next;
+/* Stack tops are aligned to a cache line, so 'ctx' with the struct's hot
+ * fields fill one line and the top of the stack (the start-up frame, then
+ * the process function's frame) the line below;
  * the carve has this much slack to find the alignment in. */
 #define TOP_ALIGN 64u
 #else

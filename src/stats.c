@@ -54,8 +54,8 @@ kpn_status kpn_net_stats(const kpn_net *net, kpn_stats *out)
         out->runner_switches[i] = r->switches;
     }
     out->runners = net->nrunners;
-    out->arena_size = (size_t)(net->arena.end - net->arena.base) + net->cfg.reserve_size;
-    out->arena_used = (size_t)(net->arena.next - net->arena.base);
+    out->arena_size = (size_t)(net->arena.end - net->arena.base) + net->reserve_carved;
+    out->arena_used = (size_t)(net->arena.next - net->arena.base) - net->reserve_grown;
     out->arena_free = (size_t)(net->arena.end - net->arena.next);
     out->detections = net->detections;
     out->resolutions = net->resolutions;

@@ -4,7 +4,7 @@
 #include "unity.h"
 #include "aes_net.h"
 
-TEST_SOURCE_FILE("examples/aes_net.c")
+TEST_SOURCE_FILE("examples/aes/aes_net.c")
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
 TEST_SOURCE_FILE("src/net.c")

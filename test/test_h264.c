@@ -6,7 +6,7 @@
 #include "kpn.h"
 #include "h264_net.h"
 
-TEST_SOURCE_FILE("examples/h264_net.c")
+TEST_SOURCE_FILE("examples/h264/h264_net.c")
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
 TEST_SOURCE_FILE("src/net.c")

@@ -4,9 +4,9 @@
 #include <string.h>
 #include "unity.h"
 #include "kpn.h"
-#include "random_net.h"
+#include "randnet.h"
 
-TEST_SOURCE_FILE("examples/random_net.c")
+TEST_SOURCE_FILE("bench/randnet.c")
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
 TEST_SOURCE_FILE("src/net.c")

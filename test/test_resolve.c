@@ -95,6 +95,114 @@ void test_figure_3_5_local_deadlock_is_resolved(void)
     TEST_ASSERT_GREATER_THAN(1, kpn_chan_capacity(a.out) + kpn_chan_capacity(b.out) - 1);
 }
 
+/* ----------------------------------------------- the default reserve */
+/* A sends 'n' messages to B before it reads any of B's answers; B
+ * answers each one.  At capacity 1 the cycle closes at once, and only
+ * channels that grow to about 'n' messages let it finish. */
+struct ahead { kpn_chan *out, *in; int n; long sum; int in_order; };
+
+static void send_all_then_read(void *arg)
+{
+    struct ahead *a = arg;
+    int v, i;
+
+    for (i = 0; i < a->n; ++i)
+        kpn_send(a->out, &i);
+    a->in_order = 1;
+    for (i = 0; i < a->n && kpn_recv(a->in, &v) == KPN_OK; ++i) {
+        a->in_order &= v == 2 * i;
+        a->sum += v;
+    }
+}
+
+static void answer_each(void *arg)
+{
+    struct ahead *a = arg;
+    int v;
+
+    while (kpn_recv(a->in, &v) == KPN_OK) {
+        v *= 2;
+        kpn_send(a->out, &v);
+    }
+}
+
+static void run_ahead(const kpn_config *cfg, size_t arena_size, int n, struct ahead *a,
+                      struct ahead *b)
+{
+    kpn_proc *pa, *pb;
+
+    a->n = n;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, arena_size, cfg));
+    pa = spawn("ahead", send_all_then_read, a);
+    pb = spawn("answer", answer_each, b);
+    a->out = b->in = connect(pa, pb, 1);
+    b->out = a->in = connect(pb, pa, 1);
+}
+
+void test_the_default_configuration_grows_channels_from_the_arena(void)
+{
+    static struct ahead a, b;
+    kpn_stats before, st;
+
+    run_ahead(NULL, sizeof arena, 1000, &a, &b);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
+    TEST_ASSERT_EQUAL_size_t(0, before.reserve_size);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(1, a.in_order);
+    TEST_ASSERT_EQUAL_INT(999L * 1000L, a.sum); /* 2 * (0 + 1 + ... + 999) */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_GREATER_THAN(0, st.resolutions);
+    /* what the pool took came out of the arena's free bytes, and is not
+     * counted as carved by processes or channels */
+    TEST_ASSERT_GREATER_THAN(0, st.reserve_size);
+    TEST_ASSERT_EQUAL_size_t(before.arena_free - st.reserve_size, st.arena_free);
+    TEST_ASSERT_EQUAL_size_t(before.arena_used, st.arena_used);
+    TEST_ASSERT_EQUAL_size_t(before.arena_size, st.arena_size);
+}
+
+/* With the default reserve, a full arena is what ends growth: the run
+ * stops with KPN_ERESERVE, nothing lost, and memory given later lets it
+ * finish. */
+void test_the_default_reserve_stops_cleanly_when_the_arena_is_full(void)
+{
+    static struct ahead a, b;
+    static unsigned char extra[64 * 1024];
+    kpn_stats st;
+    size_t small = kpn_size_net(NULL) + 2 * kpn_size_proc(STACK, 8) +
+                   2 * kpn_size_chan(sizeof(int), 1) + 256;
+
+    run_ahead(NULL, small, 1000, &a, &b);
+    TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    {
+        /* the smallest growth asked for (one more message in the smaller
+         * ring, aligned, plus the pool's 16-byte header) did not fit */
+        size_t cap = kpn_chan_capacity(a.out) < kpn_chan_capacity(b.out) ? kpn_chan_capacity(a.out)
+                                                                          : kpn_chan_capacity(b.out);
+        TEST_ASSERT_LESS_THAN((((cap + 1) * sizeof(int) + 15) / 16) * 16 + 16, st.arena_free);
+    }
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(net, extra, sizeof extra));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(1, a.in_order);
+    TEST_ASSERT_EQUAL_INT(999L * 1000L, a.sum);
+}
+
+/* An explicit reserve keeps its exact meaning: 0 is no pool at all. */
+void test_an_explicit_reserve_of_0_never_takes_arena_memory(void)
+{
+    static struct ahead a, b;
+    kpn_config cfg;
+    kpn_stats st;
+
+    kpn_config_default(&cfg);
+    cfg.reserve_size = 0;
+    run_ahead(&cfg, sizeof arena, 1000, &a, &b);
+    TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(0, st.reserve_size);
+    TEST_ASSERT_EQUAL_UINT64(0, st.resolutions);
+}
+
 void test_with_the_resolver_off_the_same_network_is_a_deadlock(void)
 {
     static struct pair a, b;

@@ -2,7 +2,8 @@
 # make demo: run the AES and H.264 examples with sensible defaults, show
 # what ran, what was checked and how fast.  Usage: tools/demo.sh BUILD_DIR
 set -eu
-bin=${1:-build/amd64}/examples
+build=${1:-build/amd64}
+bin=$build/examples
 runners=$(nproc 2>/dev/null || echo 2)
 [ "$runners" -gt 4 ] && runners=4
 [ "$runners" -lt 2 ] && runners=2
@@ -12,19 +13,13 @@ field() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
 run() {
     name=$1; shift
     echo "== $name: $*" >&2
-    line=$("$bin/$name" "$@" | tail -n 1) || { echo "demo: $name failed" >&2; exit 1; }
+    line=$("$name" "$@" | tail -n 1) || { echo "demo: $name failed" >&2; exit 1; }
     echo "   $line" >&2
     printf '%s\n' "$line"
 }
 
-if [ ! -x "$bin/aes" ] || [ ! -x "$bin/h264" ]; then
-    # a tree without the application examples: the two that always exist
-    run ring --procs=1000 --trips=1000 >/dev/null
-    run deadlock >/dev/null
-    exit 0
-fi
-aes=$(run aes --b=24 --k=14 --passes=2 --runners="$runners" --runs=3)
-h264=$(run h264 --runners="$runners" --w=8)
+aes=$(run $build/bench/aes --b=24 --k=14 --passes=2 --runners="$runners" --runs=3)
+h264=$(run $bin/h264 --runners="$runners" --w=8)
 
 echo
 echo "summary ($runners runners)"

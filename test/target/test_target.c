@@ -170,9 +170,15 @@ void test_reserve_exhausted_then_added_then_resumed(void)
 {
     static unsigned char extra[512];
     struct burst b = {0};
-    kpn_proc *w = spawn("writer", burst_writer, &b, STACK);
-    kpn_proc *r = spawn("reader", burst_reader, &b, STACK);
+    kpn_config cfg;
+    kpn_proc *w, *r;
     static char text[1024];
+
+    kpn_config_default(&cfg);
+    cfg.reserve_size = 0; /* no pool: growth waits for kpn_reserve_add */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    w = spawn("writer", burst_writer, &b, STACK);
+    r = spawn("reader", burst_reader, &b, STACK);
 
     b.data = connect(w, r, 1);
     b.flag = connect(w, r, 1);

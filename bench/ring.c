@@ -2,7 +2,7 @@
 /* The papers' ring benchmark (lmbench's lat_ctx): tokens pass around N processes. */
 #define _POSIX_C_SOURCE 199309L
 #include "kpn.h"
-#include "example.h"
+#include "bench.h"
 
 /*
  * Process 0 puts 'tokens' tokens into the ring and forwards each one until
@@ -122,7 +122,7 @@ int main(int argc, char **argv)
     printf("ring: procs=%lld hops=%lld ns_per_hop=%.1f port=%s trips=%lld tokens=%lld "
            "capacity=%lld resolve=%lld runners=%u policy=%s runs=%d switches=%llu "
            "detections=%llu steals=%llu\n",
-           n, hops, ex_median(ns, runs), KPN_EXAMPLE_PORT, trips, tokens,
+           n, hops, ex_median(ns, runs), KPN_BENCH_PORT, trips, tokens,
            opt[CAPACITY].value, opt[RESOLVE].value, cfg.runners, opt[POLICY].text, runs,
            (unsigned long long)st.switches, (unsigned long long)st.detections,
            (unsigned long long)st.steals);

@@ -3,7 +3,7 @@
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include "kpn.h"
-#include "example.h"
+#include "bench.h"
 
 /*
  *     source ──► stage 1 ──► stage 2 ──► ... ──► stage S ──► sink
@@ -355,7 +355,7 @@ int main(int argc, char **argv)
            "steal_attempts=%llu sleeps=%llu switches=%llu detections=%llu runner_switches=",
            stages, messages, runners, opt[POLICY].text, opt[WAKE].text, med[0], med[1],
            (double)(messages * stages) / med[1], (double)(messages * stages) / med[0],
-           med[0] / med[1], all_verified, KPN_EXAMPLE_PORT, capacity, opt[T_MS].value, runs,
+           med[0] / med[1], all_verified, KPN_BENCH_PORT, capacity, opt[T_MS].value, runs,
            work_us, iterations_per_us, (unsigned long long)st_r.steals,
            (unsigned long long)st_r.steal_attempts, (unsigned long long)st_r.sleeps,
            (unsigned long long)st_r.switches, (unsigned long long)st_r.detections);

@@ -10,8 +10,8 @@
 
 #include "kpn.h"
 
-#ifndef KPN_EXAMPLE_PORT
-#define KPN_EXAMPLE_PORT "unknown"
+#ifndef KPN_BENCH_PORT
+#define KPN_BENCH_PORT "unknown"
 #endif
 
 /* One option: '--name=value', an integer or (if 'text' is set) a string. */

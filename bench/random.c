@@ -3,8 +3,8 @@
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include "kpn.h"
-#include "example.h"
-#include "random_net.h"
+#include "bench.h"
+#include "randnet.h"
 
 /*
  * A random layered network (random_net.c draws it from a seed) carries CPU
@@ -22,7 +22,7 @@
  * many small messages, so channels of small capacity fill and empty all
  * the time: every write that blocks starts a deadlock detection, the
  * figure Nornir's central lock could not sustain beyond ~50 000 per
- * second (thesis 5.2.3).
+ * second (Vrba's thesis, 5.2.3).
  *
  * The same network runs on 1 runner and on R, alternating (1, R, 1, R,
  * ...) so that drift of the machine falls on both alike; medians give the
@@ -160,7 +160,7 @@ int main(int argc, char **argv)
     int run_i, runs, which, ok, all_ok = 1;
 
     ex_parse(argc, argv,
-             "The papers' random networks (thesis 5.2.1.4): a source, layers of processes\n"
+             "The papers' random networks (Vrba's thesis, 5.2.1.4): a source, layers of processes\n"
              "with random forward edges and cycle-closing back-edges, and a sink.  The source\n"
              "emits the work as d messages per output; each process reads one message from\n"
              "every input, burns the sum and splits it over its outputs; the sink checks the\n"
@@ -283,7 +283,7 @@ int main(int argc, char **argv)
            "sleeps=%llu switches=%llu runner_switches=",
            preset_name, graph.nodes, graph.edges, graph.back_edges, (unsigned long long)d,
            runners, graph.layers, (unsigned long long)graph.params.seed, capacity,
-           opt[POLICY].text, opt[WAKE].text, runs, KPN_EXAMPLE_PORT, opt[WORK_MS].value,
+           opt[POLICY].text, opt[WAKE].text, runs, KPN_BENCH_PORT, opt[WORK_MS].value,
            (unsigned long long)total, flow, burned_ms, iterations_per_us,
            (unsigned long long)st_r.messages, (double)st_r.messages / med_wall[1],
            (unsigned long long)st_r.detections, (unsigned long long)st_r.resolutions,

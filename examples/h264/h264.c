@@ -2,7 +2,7 @@
 /* The papers' H.264 encoder network with its feedback loop: frames per second, 1 runner vs R. */
 #define _POSIX_C_SOURCE 199309L
 #include "kpn.h"
-#include "example.h"
+#include "../../bench/bench.h"
 #include "h264_net.h"
 
 /*
@@ -209,7 +209,7 @@ int main(int argc, char **argv)
            "checksum_sequential=%016llx checksum_1=%016llx steals=%llu sleeps=%llu "
            "resolutions=%llu runner_switches=",
            frames, p.workers, runners, opt[POLICY].text, p.mb_w, p.mb_h, opt[FPS_BUDGET].value,
-           runs, KPN_EXAMPLE_PORT, st_r.procs, st_r.chans, (unsigned long long)st_r.messages,
+           runs, KPN_BENCH_PORT, st_r.procs, st_r.chans, (unsigned long long)st_r.messages,
            med[0], med[1], (double)frames / med[0], real_total * 1e3,
            (unsigned long long)want.bits, want.intra_mbs, want.psnr,
            (unsigned long long)want.checksum, sum[0], (unsigned long long)st_r.steals,

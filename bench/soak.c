@@ -2,7 +2,7 @@
 /* A soak: thousands of processes and twice as many channels moving 10^8 messages, counted exactly. */
 #define _POSIX_C_SOURCE 199309L
 #include "kpn.h"
-#include "example.h"
+#include "bench.h"
 
 /*
  * Process i writes to i+1 and to i+STRIDE (mod N) and reads from i-1 and

@@ -3,7 +3,7 @@
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include "kpn.h"
-#include "example.h"
+#include "bench.h"
 #include "aes_net.h"
 
 /*
@@ -177,7 +177,7 @@ int main(int argc, char **argv)
            "switches=%llu steals=%llu detections=%llu mbps=%.1f seq_mbps=%.1f ratio=%.3f "
            "verified=%d\n",
            p.b, p.k, p.passes, aes_net_workers(&p), p.runners, opt[POLICY].text,
-           KPN_EXAMPLE_PORT, runs, p.stack, worker_peak, source_peak,
+           KPN_BENCH_PORT, runs, p.stack, worker_peak, source_peak,
            ex_median(build, runs) * 1e3, ex_median(wall, runs), ex_median(seq, runs),
            (unsigned long long)st.switches, (unsigned long long)st.steals,
            (unsigned long long)st.detections, mbps, seq_mbps, mbps / seq_mbps, verified);

@@ -1,0 +1,19 @@
+#!/bin/sh
+# coverage.sh - line and branch coverage of src/ and port/ over the suite
+# on the given ports (gcov + gcovr); fails below the given floors.
+#
+#   sh tools/coverage.sh LINES% BRANCHES% PORT...     (make coverage)
+set -eu
+lines=$1 branches=$2; shift 2
+dirs=""
+for p in "$@"; do
+    rm -rf build/$p-cov
+    make --no-print-directory test-port PORT=$p VARIANT=-cov \
+        XFLAGS="--coverage -fprofile-update=atomic" OPT=-O0 >/dev/null || exit 1
+    dirs="$dirs build/$p-cov"
+done
+sh tools/cmocka/run_suite.sh total $(for d in $dirs; do echo $d/results; done) | tail -n 1
+gcovr --root . --filter 'src/' --filter 'port/' --exclude-unreachable-branches \
+    --print-summary --txt build/coverage.txt \
+    --fail-under-line "$lines" --fail-under-branch "$branches" $dirs | tail -n 3
+echo "coverage: per-file report in build/coverage.txt"

@@ -1,0 +1,67 @@
+#!/bin/sh
+# deps.sh - install the Debian packages a make target needs, saying which and why.
+#
+#   sh tools/deps.sh GROUP...
+#
+# Groups: test (cmocka, mbedTLS: the suite and the AES example), clang
+# (ThreadSanitizer, libFuzzer, the clang build), cross (arm-none-eabi and
+# riscv64-unknown-elf gcc: check-embedded), qemu (qemu-system-arm:
+# test-qemu, firmware), gcovr (coverage), valgrind, gnuplot (bench plots),
+# ffmpeg (decoding the H.264 example's stream, x264 to compare with),
+# packaging (cmake and pkg-config: check-packaging).
+#
+# Only what is missing is installed.  As root it runs apt-get; otherwise it
+# prints the apt-get command to run and exits 1.  Nothing else in the tree
+# installs packages.
+set -eu
+
+need=""
+why=""
+want() { # PACKAGE PRESENT-TEST REASON
+    if ! eval "$2" >/dev/null 2>&1; then
+        need="$need $1"
+        why="$why
+  $1: $3"
+    fi
+}
+have() { command -v "$1"; }
+
+for group in "$@"; do
+    case $group in
+    test)
+        want libcmocka-dev '[ -f /usr/include/cmocka.h ]' "cmocka runs the unit suite (make test)"
+        want libmbedtls-dev '[ -f /usr/include/mbedtls/aes.h ]' "AES-128 for the AES example and its test" ;;
+    clang)
+        want clang 'have clang' "ThreadSanitizer, libFuzzer and the clang -Werror build" ;;
+    cross)
+        want gcc-arm-none-eabi 'have arm-none-eabi-gcc' "the Cortex-M builds"
+        want gcc-riscv64-unknown-elf 'have riscv64-unknown-elf-gcc' "the RISC-V build" ;;
+    qemu)
+        want qemu-system-arm 'have qemu-system-arm' "runs the Cortex-M firmware and target tests" ;;
+    gcovr)
+        want gcovr 'have gcovr' "line and branch coverage" ;;
+    valgrind)
+        want valgrind 'have valgrind' "the suite under memcheck" ;;
+    gnuplot)
+        want gnuplot-nox 'have gnuplot' "the plots of make bench" ;;
+    ffmpeg)
+        want ffmpeg 'have ffmpeg' "decodes the H.264 example's stream to check it bit for bit"
+        want x264 'have x264' "the reference encoder the H.264 example is compared with" ;;
+    packaging)
+        want cmake 'have cmake' "the CMake consumers of check-packaging"
+        want pkg-config 'have pkg-config' "the pkg-config consumer of check-packaging" ;;
+    *)
+        echo "deps.sh: unknown group '$group'" >&2; exit 2 ;;
+    esac
+done
+
+[ -n "$need" ] || exit 0
+echo "deps.sh: missing Debian packages:$why" >&2
+if [ "$(id -u)" != 0 ]; then
+    echo "deps.sh: run: sudo apt-get install$need" >&2
+    exit 1
+fi
+echo "deps.sh: installing$need" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y -qq $need >/dev/null 2>&1 ||
+    { apt-get update -qq && apt-get install -y -qq $need >/dev/null; }
