@@ -54,8 +54,10 @@ fi
 rm -rf "$out"
 mkdir -p "$out" || exit 2
 
-# Ceedling puts every folder under test/ that holds a header on the path.
-support_include=$(find test -name '*.h' -exec dirname {} \; 2>/dev/null | sort -u | sed 's/^/-I/' | tr '\n' ' ')
+# Ceedling puts every folder of its test paths that holds a header on the
+# include path: test/** less test/target/** (project.yml's -:test/target/**).
+support_include=$(find test -path test/target -prune -o -name '*.h' -exec dirname {} \; 2>/dev/null |
+    sort -u | sed 's/^/-I/' | tr '\n' ' ')
 
 # The base names of a test file's #include lines, in file order, as
 # Ceedling's extractor sees them: block and line comments removed, lines
