@@ -206,7 +206,7 @@ ok "(f) README vendoring, posix ($(cd "$APP/kpn" && ls | wc -l) files): $(run_ap
 if command -v arm-none-eabi-gcc >/dev/null 2>&1; then
     new_app vendor-bare-metal
     run_block vendor-bare-metal "$root"
-    ok "(f) README vendoring, bare metal (Cortex-M4, core only): $(ls "$APP"/*.o | wc -l) objects"
+    ok "(f) README vendoring, bare metal (Cortex-M4, the core and port/cortex-m): $(ls "$APP"/*.o | wc -l) objects"
 else
     skip "(f) README vendoring for bare metal: arm-none-eabi-gcc is not installed"
 fi
