@@ -199,10 +199,12 @@ check-embedded:
 
 # The Cortex-M port's target tests under QEMU, on an M4F and an M3.
 test-qemu:
+	@sh tools/deps.sh cross qemu
 	@sh tools/test_qemu.sh
 
 # examples/firmware: a Cortex-M4F firmware, built and run under QEMU.
 firmware:
+	@sh tools/deps.sh cross qemu
 	@$(MAKE) --no-print-directory -C examples/firmware run
 
 # ---------------------------------------------------------------- programs

@@ -11,13 +11,12 @@
 #ifdef KPN_CONFIG_FILE
 #include KPN_CONFIG_FILE
 #endif
-#if !defined(KPN_PORT_CONFIG) && !defined(__unix__) && !defined(__APPLE__) && \
+#if defined(KPN_PORT_CONFIG)
+#include KPN_PORT_CONFIG
+#elif !defined(__unix__) && !defined(__APPLE__) && \
     (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || \
      defined(__ARM_ARCH_8M_BASE__) || defined(__ARM_ARCH_8M_MAIN__))
-#define KPN_PORT_CONFIG "cortex-m/port_config.h"
-#endif
-#ifdef KPN_PORT_CONFIG
-#include KPN_PORT_CONFIG
+#include "cortex-m/port_config.h"
 #endif
 
 #include "kpn.h"

@@ -12,24 +12,17 @@
 # compiled for the board, linked with tools/qemu/startup.c and link.ld,
 # and run with a time limit.  Each board ends with "N passed, N failed";
 # the script fails if a board failed, timed out or printed no total.
-# Needs arm-none-eabi-gcc (with newlib) and qemu-system-arm; installs
-# them with apt-get when missing and running as root.
+# Needs arm-none-eabi-gcc (with newlib) and qemu-system-arm
+# (sh tools/deps.sh cross qemu installs them).
 set -eu
 
 BOARDS=${*:-"mps2-an386 lm3s6965evb"}
 OUT=build/qemu
 TIMEOUT=${KPN_QEMU_TIMEOUT:-60}
 
-need() {
-    command -v "$1" >/dev/null 2>&1 && return 0
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        echo "test_qemu: installing $2"
-        apt-get install -y -qq "$2" >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }
-    fi
-    command -v "$1" >/dev/null 2>&1 || { echo "test_qemu: $1 is missing: apt-get install $2"; exit 1; }
-}
-need arm-none-eabi-gcc gcc-arm-none-eabi
-need qemu-system-arm qemu-system-arm
+for tool in arm-none-eabi-gcc qemu-system-arm; do
+    command -v $tool >/dev/null 2>&1 || { echo "test_qemu: $tool is missing (sh tools/deps.sh cross qemu)"; exit 1; }
+done
 
 flags_for() {
     case $1 in

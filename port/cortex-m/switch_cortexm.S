@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The Cortex-M context switch and the entry thunk a fresh context starts in (ARMv7-M and ARMv6-M, Thumb). */
 
-#if !defined(__ARM_ARCH_7M__) && !defined(__ARM_ARCH_7EM__) && !defined(__ARM_ARCH_6M__) && \
-    !defined(__ARM_ARCH_8M_BASE__) && !defined(__ARM_ARCH_8M_MAIN__)
+#if !(defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__) || defined(__ARM_ARCH_8M_MAIN__))
 #error "port/cortex-m needs an M-profile target (-mcpu=cortex-m0/m0plus/m3/m4/m7/m23/m33)."
 #endif
 
@@ -92,11 +91,13 @@ kpn_port_switch:
 	.cfi_adjust_cfa_offset 40
 	mrs	r2, control
 #if defined(__ARM_FP)
-	tst	r2, #4			/* FPCA: live FP state to keep */
+	/* FPCA: live FP state to keep */
+	tst	r2, #4
 	beq	1f
 	vpush	{s16-s31}
 	vmrs	r3, fpscr
-	push	{r3, r12}		/* FPSCR and a pad word */
+	/* FPSCR and a pad word */
+	push	{r3, r12}
 1:
 #endif
 	str	sp, [r0]
