@@ -7,6 +7,7 @@
 /* The core and no port: every kpn_port_* call lands in the mock. */
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
+TEST_SOURCE_FILE("src/input.c")
 TEST_SOURCE_FILE("src/net.c")
 TEST_SOURCE_FILE("src/pool.c")
 TEST_SOURCE_FILE("src/proc.c")
@@ -44,6 +45,8 @@ void setUp(void)
     kpn_port_sem_size_IgnoreAndReturn(32);
     kpn_port_thread_size_IgnoreAndReturn(64);
     kpn_port_thread_stack_min_IgnoreAndReturn(THREAD_STACK_MIN);
+    kpn_port_idle_size_IgnoreAndReturn(32);
+    kpn_port_idle_init_IgnoreAndReturn(0);
     net = NULL;
 }
 
@@ -246,4 +249,53 @@ void test_a_semaphore_that_fails_gives_ETHREAD_and_destroys_those_made_newest_fi
     TEST_ASSERT_EQUAL_PTR(sem_seen.made[1], sem_seen.destroyed[0]);
     TEST_ASSERT_EQUAL_PTR(sem_seen.made[0], sem_seen.destroyed[1]);
     TEST_ASSERT_NULL(net);
+}
+
+/* ---- input: a net whose reader waits on an input sleeps in the idle hook ---- */
+
+static kpn_proc *input_reader;
+static kpn_chan *input_chan;
+
+/* The mocked switch runs no process body: play the reader's part.  The
+ * first time, it blocks in kpn_recv on the empty input; the second time
+ * (after the close) it hands the CPU back without blocking again. */
+static void reader_blocks_on_the_input(kpn_port_ctx *from, kpn_port_ctx *to, int cmock_num_calls)
+{
+    (void)from;
+    TEST_ASSERT_EQUAL_PTR(input_reader->ctx, to);
+    if (cmock_num_calls == 0) {
+        input_reader->state = KPN_PROC_BLOCKED_READ;
+        input_reader->wait = input_chan;
+    }
+}
+
+/* What an interrupt would do while the net sleeps: close the input. */
+static void an_interrupt_closes_the_input(kpn_port_idle *idle, int cmock_num_calls)
+{
+    (void)cmock_num_calls;
+    TEST_ASSERT_EQUAL_PTR(net->input_idle, idle);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_input_close(input_chan));
+}
+
+void test_a_net_waiting_for_input_sleeps_in_the_idle_hook_until_the_input_closes(void)
+{
+    kpn_port_ctx *host;
+
+    init_net(1);
+    kpn_port_init_Ignore();
+    input_reader = spawn();
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &input_chan, input_reader, sizeof(int), 4));
+    host = net->runners[0].host;
+    kpn_port_idle_wake_Ignore();
+
+    /* the reader runs and blocks on the empty input; nothing else can
+     * run, so the host sleeps in the hook, not in a loop and not by
+     * returning; the close makes the reader ready, and it runs again */
+    kpn_port_switch_StubWithCallback(reader_blocks_on_the_input);
+    kpn_port_switch_Expect(host, input_reader->ctx);
+    kpn_port_idle_wait_StubWithCallback(an_interrupt_closes_the_input);
+    kpn_port_idle_wait_Expect(net->input_idle);
+    kpn_port_switch_Expect(host, input_reader->ctx);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(1, kpn_port_idle_wait_CallCount());
 }
