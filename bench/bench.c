@@ -83,24 +83,25 @@ void bench_parse(int argc, char **argv, const char *what, bench_opt *o, int n)
     }
 }
 
+/* 0 if 'text' is 'first', 1 if it is 'second'; exits 2 on anything else. */
+static int one_of(const char *option, const char *text, const char *first, const char *second)
+{
+    if (strcmp(text, first) == 0)
+        return 0;
+    if (strcmp(text, second) == 0)
+        return 1;
+    fprintf(stderr, "%s: --%s wants %s or %s, not '%s'\n", program, option, first, second, text);
+    exit(2);
+}
+
 kpn_policy bench_policy(const char *text)
 {
-    if (strcmp(text, "ws") == 0)
-        return KPN_POLICY_WS;
-    if (strcmp(text, "static") == 0)
-        return KPN_POLICY_STATIC;
-    fprintf(stderr, "%s: --policy wants ws or static, not '%s'\n", program, text);
-    exit(2);
+    return one_of("policy", text, "ws", "static") ? KPN_POLICY_STATIC : KPN_POLICY_WS;
 }
 
 kpn_wake bench_wake(const char *text)
 {
-    if (strcmp(text, "last") == 0)
-        return KPN_WAKE_LAST;
-    if (strcmp(text, "waker") == 0)
-        return KPN_WAKE_WAKER;
-    fprintf(stderr, "%s: --wake wants last or waker, not '%s'\n", program, text);
-    exit(2);
+    return one_of("wake", text, "last", "waker") ? KPN_WAKE_WAKER : KPN_WAKE_LAST;
 }
 
 double bench_now(void)

@@ -216,7 +216,7 @@ int main(int argc, char **argv)
     double wall[2][100], med[2], iterations_per_us, work_us;
     uint64_t trial;
     unsigned runners;
-    size_t capacity, need, need_r;
+    size_t capacity, need;
     kpn_config cfg;
     kpn_stats st, st_r;
     int run, runs, which, verified, all_verified = 1;
@@ -237,13 +237,9 @@ int main(int argc, char **argv)
     cfg.wake = bench_wake(opt[WAKE].text);
 
     /* The R-runner net is the larger (its runner stacks come from the
-     * arena), but check both. */
-    cfg.runners = 1;
-    need = arena_need(&cfg, capacity);
+     * arena): it must fit. */
     cfg.runners = runners;
-    need_r = arena_need(&cfg, capacity);
-    if (need_r > need)
-        need = need_r;
+    need = arena_need(&cfg, capacity);
     if (need > sizeof arena) {
         bench_note("the net needs %zu bytes of arena (%lld stacks of %zu, %lld channels of "
                    "%zu messages, %u runners) but the arena has %zu; use fewer --stages or "

@@ -107,7 +107,7 @@ int main(int argc, char **argv)
     rnet_error ge;
     uint64_t total, d;
     unsigned runners;
-    size_t capacity, need, need_r;
+    size_t capacity, need;
     kpn_config cfg;
     kpn_stats st, st_r;
     int run_i, runs, which, ok, all_ok = 1;
@@ -170,12 +170,9 @@ int main(int argc, char **argv)
         bench_note("wrote %s", opt[DOT].text);
     }
 
-    cfg.runners = 1;
-    need = rnet_arena_size(&graph, &cfg, capacity, stack_size);
+    /* the R-runner net is the larger (runner stacks): it must fit */
     cfg.runners = runners;
-    need_r = rnet_arena_size(&graph, &cfg, capacity, stack_size);
-    if (need_r > need)
-        need = need_r;
+    need = rnet_arena_size(&graph, &cfg, capacity, stack_size);
     if (need > sizeof arena) {
         bench_note("the net needs %zu bytes of arena (%d stacks of %zu, %d channels of %zu "
                    "messages, a %zu-byte reserve, %u runners) but the arena has %zu; use "
