@@ -80,6 +80,9 @@ help:
 	@echo "make bench-bins [PORT=...]    build/PORT/bench/*: the papers' benchmark drivers"
 	@echo "make demo                     build and run the AES and H.264 examples"
 	@echo "make bench                    the papers' sweeps: CSV in build/bench, plots and table in docs/"
+	@echo "make amalgamation             build/amalgamation/kpn.c and kpn.h: the one-file distribution"
+	@echo "make install PREFIX=...       header, libkpn.a, kpn.pc and the CMake package"
+	@echo "make check-packaging          consumers through pkg-config, CMake, the amalgamation, README's steps"
 	@echo "make clean"
 
 lib: $(LIB)
@@ -209,3 +212,20 @@ bench:
 
 clean:
 	rm -rf build
+
+# ---------------------------------------------------------------- packaging
+.PHONY: amalgamation install check-packaging
+
+# One-file distribution: build/amalgamation/kpn.c and kpn.h.
+amalgamation:
+	@sh tools/amalgamate.sh build/amalgamation
+
+# Header, library, pkg-config file and CMake package under DESTDIR/PREFIX.
+PREFIX ?= /usr/local
+install: lib
+	@sh tools/install.sh $(LIB) $(PREFIX) $(DESTDIR)
+
+# Consumers built every way a user would: pkg-config, CMake, the amalgamation.
+check-packaging:
+	@sh tools/deps.sh packaging cross
+	@sh tools/check_packaging.sh

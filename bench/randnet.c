@@ -4,7 +4,7 @@
 #include "randnet.h"
 
 /*
- * The generator (thesis 5.2.1.4, and the Nornir paper's "random network"):
+ * The generator (Vrba's thesis, 5.2.1.4, and the Nornir paper's "random network"):
  *
  *  1. Widths.  Each of the L layers gets a width drawn uniformly from
  *     1..m, where m makes the mean width (m+1)/2 as close as it can be to
@@ -24,15 +24,15 @@
  *     yet picks, a geometric distance back (mean 6.7 layers), one of
  *     its forward ancestors v that has none either, and gets the edge
  *     u -> v: it closes at least the cycle v -> ... -> u -> v.  The
- *     thesis's rule: each process is incident to at most one back-edge.
+ *     Vrba's thesis's rule: each process is incident to at most one back-edge.
  *
  * With 'twins' > 0, each forward edge drawn in step 2 is followed, with
  * that chance in 1024, by a parallel twin.
  *
- * The thesis gives the shape of the distributions but not their
+ * Vrba's thesis gives the shape of the distributions but not their
  * parameters.  DEG_Q and DIST_Q are chosen so that the papers' node counts
  * give their edge counts on average (over seeds 1..2000: 238 nodes in 50
- * layers make 365.0 edges, the thesis's RND-A has 364; 212 nodes with 13
+ * layers make 365.0 edges, Vrba's thesis's RND-A has 364; 212 nodes with 13
  * back-edges make 336.5, RND-B has 333), and each preset's seed is the
  * first, counting from 1, that gives the papers' counts exactly.
  */
@@ -46,7 +46,7 @@ enum {
 };
 
 const rnet_preset rnet_presets[] = {
-    /* thesis 5.2.3.1: "238 nodes and 364 edges in 50 layers" */
+    /* Vrba's thesis, 5.2.3.1: "238 nodes and 364 edges in 50 layers" */
     {"RND-A", {UINT64_C(4), 238, 50, 0, 0}, 364, 0},
     /* "212 nodes, 333 edges in 50 layers and 13 cycles" */
     {"RND-B", {UINT64_C(92), 212, 50, 13, 0}, 333, 13},

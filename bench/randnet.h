@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The papers' random networks (thesis 5.2.1.4): a seeded generator, the network on kpn, its work. */
+/* The papers' random networks (Vrba's thesis, 5.2.1.4): a seeded generator, the network on kpn, its work. */
 #ifndef KPN_RANDOM_NET_H
 #define KPN_RANDOM_NET_H
 
@@ -20,7 +20,7 @@
  * Forward edges go from a layer to a later one; a back-edge goes from a
  * process to an earlier one that reaches it by forward edges, so each
  * back-edge closes a cycle.  Every process is incident to at most one
- * back-edge, in or out (the thesis's rule), and the source and the sink to
+ * back-edge, in or out (Vrba's thesis's rule), and the source and the sink to
  * none.  Everything is drawn from one 64-bit seed with integer arithmetic
  * only, so a seed gives the same network on every machine.
  *

@@ -21,7 +21,7 @@
  * many small messages, so channels of small capacity fill and empty all
  * the time: every write that blocks starts a deadlock detection, the
  * figure Nornir's central lock could not sustain beyond ~50 000 per
- * second (thesis 5.2.3).
+ * second (Vrba's thesis, 5.2.3).
  *
  * The same network runs on 1 runner and on R, alternating (1, R, 1, R,
  * ...) so that drift of the machine falls on both alike; medians give the
@@ -113,7 +113,7 @@ int main(int argc, char **argv)
     int run_i, runs, which, ok, all_ok = 1;
 
     bench_parse(argc, argv,
-             "The papers' random networks (thesis 5.2.1.4): a source, layers of processes\n"
+             "The papers' random networks (Vrba's thesis, 5.2.1.4): a source, layers of processes\n"
              "with random forward edges and cycle-closing back-edges, and a sink.  The source\n"
              "emits the work as d messages per output; each process reads one message from\n"
              "every input, burns the sum and splits it over its outputs; the sink checks the\n"

@@ -10,6 +10,24 @@
 extern "C" {
 #endif
 
+/* ------------------------------------------------------------------ */
+/* Version                                                             */
+
+/* The version of this header, MAJOR.MINOR.PATCH as semantic versioning
+ * means it: while MAJOR is 0, a MINOR step may still change the API
+ * (CHANGELOG.md says how); a PATCH step never does. */
+#define KPN_VERSION_MAJOR 0
+#define KPN_VERSION_MINOR 9
+#define KPN_VERSION_PATCH 0
+#define KPN_VERSION_STRING "0.9.0"
+
+/* The version of the library that was linked, as "MAJOR.MINOR.PATCH":
+ * the KPN_VERSION_STRING it was built with, which differs from this
+ * header's when a program is compiled against one release and linked
+ * with another.  Static storage, never NULL; callable from any thread,
+ * at any time, with or without a net. */
+const char *kpn_version(void);
+
 /*
  * A Kahn process network is a set of sequential processes that share
  * nothing and talk only through 1:1 FIFO channels.  Receive blocks on an

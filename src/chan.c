@@ -240,7 +240,7 @@ static void *ring_alloc(kpn_net *net, size_t bytes)
  * if the pool cannot hold that, the one more message that breaks the
  * deadlock.  Doubling keeps the copying linear in the messages a channel
  * ever holds, even in a network whose channel grows without bound
- * (thesis figure 3.7); growing by one would make it quadratic.  The
+ * (Vrba's thesis, figure 3.7); growing by one would make it quadratic.  The
  * messages move in order to the start of the new ring; a ring that came
  * from the pool goes back to it.  On KPN_ERESERVE nothing has changed and
  * net->pending_bytes says what the smallest growth needed. */

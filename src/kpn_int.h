@@ -340,9 +340,13 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p);
 #endif
 
 /* Make 'p' ready; 'waker' is the runner doing it.  Inline: every send
- * that wakes a reader calls it.  The prefetch starts loading the
- * registers 'p' saved at its stack top while the waker finishes its hop,
- * so the switch into 'p' finds them in cache.
+ * that wakes a reader calls it.  The prefetch starts loading the line
+ * below 'ctx', the top of 'p''s stack, while the waker finishes its hop.
+ * Before 'p' first runs, that line is the start-up frame the switch pops.
+ * After, the registers 'p' saved lie deeper, at the stack pointer it
+ * parked with, which only the port knows; the top line then holds the
+ * frame of 'p''s own function, which it touches as soon as the call it
+ * blocked in returns.
  *
  * When 'p' was blocked, the process it waited on is the one waking it
  * (or the resolver, which does the same bookkeeping): chains of waiting

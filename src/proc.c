@@ -29,8 +29,9 @@ static size_t name_length(const char *s)
     return n;
 }
 
-/* Stack tops are aligned to a cache line, so the registers a switch saves
- * fill exactly one line and 'ctx' with the struct's hot fields the next;
+/* Stack tops are aligned to a cache line, so 'ctx' with the struct's hot
+ * fields fill one line and the top of the stack (the start-up frame, then
+ * the process function's frame) the line below;
  * the carve has this much slack to find the alignment in. */
 #define TOP_ALIGN 64u
 #define TOP_SLACK (TOP_ALIGN - KPNI_ALIGN)

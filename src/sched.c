@@ -124,7 +124,7 @@ static void wake_all(kpn_net *net)
 }
 
 /* Under the lock: a woken process joins the front of its target's queue
- * (it ran last, so its stack is warm: thesis 4.2.2.4), and a sleeping
+ * (it ran last, so its stack is warm: Vrba's thesis, 4.2.2.4), and a sleeping
  * runner that can take it is woken. */
 void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
 {

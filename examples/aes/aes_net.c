@@ -83,7 +83,7 @@ int aes_sequential(mbedtls_aes_context *aes, const unsigned char base[16], unsig
  * pthread_cond_signal (and its mutex) from that process's stack, and the
  * first call of a shared-library function goes through the dynamic
  * linker's lazy binding, which saves the whole vector register file
- * there (about 2.9 KB with AVX-512; LD_BIND_NOW=1 brings the peaks
+ * there (that is the 3368 with AVX-512; LD_BIND_NOW=1 brings the peaks
  * back to 376 and 408).  'warm_up' below makes mbedTLS's bindings on the
  * host's stack, so none of them ever lands on a worker's.
  * AES_NET_STACK (8 KiB) is 2.4 times the worst peak; the example prints

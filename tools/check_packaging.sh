@@ -1,0 +1,214 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Builds and runs tools/consumer/main.c every way README.md tells a user
+# to use kpn, with README's own commands: the fenced block after each
+# '<!-- check_packaging: NAME -->' line is run as written, so the two
+# cannot drift.  In the blocks, APP is the user's project folder (it holds
+# main.c) and PREFIX the install prefix.
+#
+#   (a) make install PREFIX=..., then a program built with pkg-config
+#       (and DESTDIR staging)
+#   (b) CMake find_package(kpn) against that prefix, and against the
+#       prefix `cmake --install` writes
+#   (c) CMake add_subdirectory of this tree (each port), and FetchContent
+#   (d) the amalgamation: cc -c kpn.c, linked with -lpthread, run; also
+#       -DKPN_PORT=posix, and warning-free under -std=c99 -pedantic
+#   (e) the amalgamation for Cortex-M4 and RV64, freestanding (skipped
+#       with a message when the cross compiler is missing)
+#   (f) README's vendoring steps: the named files copied into an empty
+#       folder and built with plain cc, for amd64, posix and bare metal
+#
+# Needs cc, make, pkg-config and cmake; as root, installs the last two
+# when missing.
+set -eu
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+CC=${CC:-cc}
+export CC
+
+passed=0
+skipped=0
+say() { echo "check-packaging: $*"; }
+ok() { passed=$((passed + 1)); say "ok   $*"; }
+skip() { skipped=$((skipped + 1)); say "skip $*"; }
+die() { say "FAILED: $*"; exit 1; }
+
+# ------------------------------------------------------------ tools
+missing=""
+command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
+command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
+if [ -n "$missing" ]; then
+    if [ "$(id -u)" = 0 ]; then
+        say "installing$missing because the consumers are built with them"
+        (apt-get install -y -qq $missing >/dev/null 2>&1 ||
+         (apt-get update -qq && apt-get install -y -qq $missing >/dev/null)) ||
+            die "could not install$missing"
+    else
+        die "missing$missing; run: sudo apt-get install -y$missing"
+    fi
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kpn-packaging.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+log=$tmp/log
+
+# The commands of README's block NAME.
+readme_block() {
+    awk -v name="$1" '
+        $0 == "<!-- check_packaging: " name " -->" { found = 1; next }
+        found == 1 && /^```/ { found = 2; next }
+        found == 2 && /^```/ { exit }
+        found == 2 { print }
+    ' README.md
+}
+
+# Run README block NAME in folder DIR (with APP and PREFIX as set); its
+# output goes to the log, shown when it fails.
+run_block() {
+    name=$1 dir=$2
+    commands=$(readme_block "$name")
+    [ -n "$commands" ] || die "README.md has no block '<!-- check_packaging: $name -->'"
+    (cd "$dir" && sh -eu -c "$commands") >"$log" 2>&1 || {
+        cat "$log"
+        die "README block '$name' failed in $dir:
+$commands"
+    }
+}
+
+# Run the program PATH, which must exit 0 and print the expected sum.
+run_app() {
+    out=$("$@" 2>&1) || die "$* failed: $out"
+    case $out in
+    *"sum of 1..1000 through a channel = 500500"*) echo "$out" ;;
+    *) die "$* printed: $out" ;;
+    esac
+}
+
+new_app() {
+    APP=$tmp/$1
+    mkdir -p "$APP"
+    cp tools/consumer/main.c "$APP/"
+    export APP
+}
+
+arch=$(uname -m)
+host_port=posix
+[ "$arch" = x86_64 ] && host_port=amd64
+
+# ------------------------------------------------------------ (a)
+PREFIX=$tmp/prefix
+export PREFIX
+run_block install "$root"
+for f in include/kpn.h lib/libkpn.a lib/pkgconfig/kpn.pc lib/cmake/kpn/kpnConfig.cmake \
+         lib/cmake/kpn/kpnConfigVersion.cmake lib/cmake/kpn/kpnTargets.cmake; do
+    [ -f "$PREFIX/$f" ] || die "make install wrote no $f"
+done
+[ ! -e "$PREFIX/include/port.h" ] || die "make install installed the internal port.h"
+new_app pkg-config
+run_block pkg-config "$APP"
+ok "(a) make install + pkg-config: $(run_app "$APP/app")"
+
+make --no-print-directory install PREFIX=/opt/kpn DESTDIR="$tmp/stage" >"$log" 2>&1 || { cat "$log"; die "make install DESTDIR"; }
+[ -f "$tmp/stage/opt/kpn/lib/libkpn.a" ] && [ -f "$tmp/stage/opt/kpn/include/kpn.h" ] ||
+    die "make install DESTDIR=$tmp/stage PREFIX=/opt/kpn wrote elsewhere"
+grep -q '^prefix=/opt/kpn$' "$tmp/stage/opt/kpn/lib/pkgconfig/kpn.pc" || die "kpn.pc under DESTDIR names the wrong prefix"
+ok "(a) make install DESTDIR=... PREFIX=/opt/kpn stages under DESTDIR, kpn.pc says /opt/kpn"
+
+# ------------------------------------------------------------ (b)
+cp -R tools/consumer "$tmp/consumer"
+APP=$tmp/consumer/find_package
+run_block cmake-find-package "$APP"
+ok "(b) CMake find_package(kpn) after make install: $(run_app "$APP/build/consumer")"
+
+PREFIX=$tmp/cmake-prefix
+run_block cmake-install "$root"
+for f in include/kpn.h lib/libkpn.a lib/pkgconfig/kpn.pc lib/cmake/kpn/kpnConfig.cmake lib/cmake/kpn/kpnTargets.cmake; do
+    [ -f "$PREFIX/$f" ] || die "cmake --install wrote no $f"
+done
+rm -rf "$APP/build"
+run_block cmake-find-package "$APP"
+ok "(b) CMake find_package(kpn) after cmake --install: $(run_app "$APP/build/consumer")"
+new_app pkg-config-cmake
+run_block pkg-config "$APP"
+ok "(b) pkg-config after cmake --install: $(run_app "$APP/app")"
+
+# ------------------------------------------------------------ (c)
+for port in auto posix; do
+    b=$tmp/sub-$port
+    cmake -S tools/consumer/add_subdirectory -B "$b" -DKPN_PORT=$port >"$log" 2>&1 &&
+        cmake --build "$b" >>"$log" 2>&1 || { cat "$log"; die "add_subdirectory, KPN_PORT=$port"; }
+    ok "(c) CMake add_subdirectory, KPN_PORT=$port: $(run_app "$b/consumer")"
+done
+b=$tmp/fetch
+cmake -S tools/consumer/fetchcontent -B "$b" -DFETCHCONTENT_SOURCE_DIR_KPN="$root" >"$log" 2>&1 &&
+    cmake --build "$b" >>"$log" 2>&1 || { cat "$log"; die "FetchContent"; }
+ok "(c) CMake FetchContent (this tree as the fetched source): $(run_app "$b/consumer")"
+
+# ------------------------------------------------------------ (d)
+make --no-print-directory amalgamation >"$log" 2>&1 || { cat "$log"; die "make amalgamation"; }
+amal=build/amalgamation
+say "amalgamation: $amal/kpn.c $(wc -l < $amal/kpn.c) lines, $(wc -c < $amal/kpn.c) bytes; kpn.h $(wc -c < $amal/kpn.h) bytes"
+new_app amalgamation
+cp $amal/kpn.c $amal/kpn.h "$APP/"
+run_block amalgamation "$APP"
+ok "(d) amalgamation, port from the predefined macros: $(run_app "$APP/app")"
+KPN_RUNNERS=4 run_app "$APP/app" >/dev/null
+ok "(d) amalgamation, same program on 4 runners (KPN_RUNNERS=4)"
+(cd "$APP" && $CC -std=c99 -pedantic -Wall -Wextra -Werror -O2 -c kpn.c -o strict.o) >"$log" 2>&1 ||
+    { cat "$log"; die "the amalgamation warns under -std=c99 -pedantic -Wall -Wextra"; }
+ok "(d) amalgamation warning-free: $CC -std=c99 -pedantic -Wall -Wextra -Werror -O2 -c kpn.c"
+if [ "$host_port" = amd64 ]; then
+    nm "$APP/kpn.o" | grep -q ' T kpn_port_switch$' || die "amd64 amalgamation has no assembly kpn_port_switch"
+    nm "$APP/kpn.o" | grep -q swapcontext && die "amd64 amalgamation uses ucontext"
+    ok "(d) amalgamation on x86-64 picked the assembly switch"
+fi
+new_app amalgamation-posix
+cp $amal/kpn.c $amal/kpn.h "$APP/"
+run_block amalgamation-posix "$APP"
+nm "$APP/kpn.o" | grep -q swapcontext || die "-DKPN_PORT=posix amalgamation does not use ucontext"
+ok "(d) amalgamation, -DKPN_PORT=posix: $(run_app "$APP/app")"
+(cd "$APP" && $CC -O2 -DKPN_PORT=nonesuch -c kpn.c -o bad.o) >"$log" 2>&1 && die "-DKPN_PORT=nonesuch was accepted"
+grep -q "KPN_PORT must be one of" "$log" || { cat "$log"; die "-DKPN_PORT=nonesuch: no sentence"; }
+ok "(d) amalgamation, -DKPN_PORT=nonesuch refused: $(grep -o 'KPN_PORT must be one of[^"]*' "$log" | head -1)"
+
+# ------------------------------------------------------------ (e)
+for target in cortex-m4 rv64; do
+    case $target in
+    cortex-m4) xcc=arm-none-eabi-gcc ;;
+    rv64) xcc=riscv64-unknown-elf-gcc ;;
+    esac
+    if ! command -v $xcc >/dev/null 2>&1; then
+        skip "(e) amalgamation for $target: $xcc is not installed"
+        continue
+    fi
+    new_app amalgamation-$target
+    cp $amal/kpn.c $amal/kpn.h "$APP/"
+    run_block amalgamation-$target "$APP"
+    commands=$(readme_block amalgamation-$target | sed 's/ -c kpn.c$/ -std=c99 -pedantic -Wall -Wextra -Werror -c kpn.c -o strict.o/')
+    (cd "$APP" && sh -eu -c "$commands") >"$log" 2>&1 || { cat "$log"; die "$target amalgamation warns"; }
+    prefix=${xcc%gcc}
+    undefined=$(${prefix}nm -u "$APP/kpn.o" | awk '{print $2}' | sort -u | tr '\n' ' ')
+    ok "(e) amalgamation for $target ($(readme_block amalgamation-$target)), warning-free; needs: $undefined"
+done
+
+# ------------------------------------------------------------ (f)
+if [ "$host_port" = amd64 ]; then
+    new_app vendor-amd64
+    run_block vendor-amd64 "$root"
+    ok "(f) README vendoring, amd64 ($(cd "$APP/kpn" && ls | wc -l) files): $(run_app "$APP/app")"
+else
+    skip "(f) README vendoring for amd64: this is $arch"
+fi
+new_app vendor-posix
+run_block vendor-posix "$root"
+ok "(f) README vendoring, posix ($(cd "$APP/kpn" && ls | wc -l) files): $(run_app "$APP/app")"
+if command -v arm-none-eabi-gcc >/dev/null 2>&1; then
+    new_app vendor-bare-metal
+    run_block vendor-bare-metal "$root"
+    ok "(f) README vendoring, bare metal (Cortex-M4, core only): $(ls "$APP"/*.o | wc -l) objects"
+else
+    skip "(f) README vendoring for bare metal: arm-none-eabi-gcc is not installed"
+fi
+
+say "$passed passed, $skipped skipped"

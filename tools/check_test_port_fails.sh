@@ -1,0 +1,25 @@
+#!/bin/sh
+# check_test_port_fails.sh - `make test-port` must fail when a test fails.
+# Builds a copy of the tree with one test whose assertion is false and
+# runs only that test; the make must exit non-zero.
+set -eu
+d=build/selftest
+rm -rf $d; mkdir -p $d/test
+cp -R Makefile include src port tools $d/
+cp -R test/support $d/test/
+cat > $d/test/test_must_fail.c <<'TEST'
+/* A test that fails on purpose: make test-port must report it. */
+#include "unity.h"
+#include "kpn.h"
+TEST_SOURCE_FILE("src/status.c")
+void setUp(void) {}
+void tearDown(void) {}
+void test_a_false_assertion_fails(void) { TEST_ASSERT_EQUAL_INT(KPN_OK, KPN_EINVAL); }
+TEST
+if make --no-print-directory -C $d test-port PORT=posix TESTS=test/test_must_fail.c >$d/log 2>&1; then
+    cat $d/log
+    echo "check-test-port-fails: make test-port exited 0 although a test failed"
+    exit 1
+fi
+grep -q "test_a_false_assertion_fails" $d/log || { cat $d/log; echo "check-test-port-fails: the failure was not reported"; exit 1; }
+echo "check-test-port-fails: make test-port fails when a test fails"
