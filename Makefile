@@ -58,7 +58,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-stackframe=8388608
 
 .PHONY: all lib test test-port test-bins sanitize tsan valgrind coverage fuzz \
-        check-ceedling-links check-embedded examples bench-bins demo bench clean help
+        check-ceedling-links check-embedded test-qemu firmware examples bench-bins demo bench clean help
 .DELETE_ON_ERROR:
 # keep generated runners: gcovr reads them, and they need no rebuilding
 .SECONDARY:
@@ -74,7 +74,9 @@ help:
 	@echo "make valgrind                 the suite under valgrind memcheck, ucontext port"
 	@echo "make coverage                 line and branch coverage of src/ and port/ (gcovr), with a floor"
 	@echo "make fuzz [FUZZ_SECONDS=60]   libFuzzer over random networks against a reference interpreter"
-	@echo "make check-embedded           the core for Cortex-M4 and RV64: allocator check, sizes"
+	@echo "make check-embedded           the core and the Cortex-M port for M4F, M3, M0, RV64: libc check, footprint"
+	@echo "make test-qemu                the Cortex-M port's target tests under QEMU (M4F and M3)"
+	@echo "make firmware                 examples/firmware, built and run under QEMU"
 	@echo "make check-ceedling-links     each test built the way Ceedling builds it"
 	@echo "make examples [PORT=...]      build/PORT/examples/*: programs that teach, AES, H.264"
 	@echo "make bench-bins [PORT=...]    build/PORT/bench/*: the papers' benchmark drivers"
@@ -131,11 +133,13 @@ test-port:
 	@echo "== suite, port $(PORT)$(VARIANT)"
 	@sh tools/cmocka/run_suite.sh run $(RESULTS) $(TEST_BINS)
 
-# Every port runs even when one fails; the total's line is the verdict.
+# Every port runs even when one fails; then the H.264 example's stream is
+# decoded by ffmpeg (when installed) and compared; the total's line ends it.
 test:
 	@sh tools/deps.sh test
 	@for p in $(PORTS); do $(MAKE) --no-print-directory test-port PORT=$$p; done; \
-	sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)/results)
+	$(MAKE) --no-print-directory examples >/dev/null && sh tools/check_h264.sh $(BUILD); h264=$$?; \
+	sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)/results) && exit $$h264
 
 sanitize:
 	@sh tools/deps.sh test
@@ -177,9 +181,19 @@ check-ceedling-links:
 	@sh tools/deps.sh test
 	@sh tools/check_ceedling_links.sh
 
+# The core and the Cortex-M port as firmware builds them, and the
+# footprint figures from a target build run under QEMU.
 check-embedded:
 	@sh tools/deps.sh cross
 	@sh tools/check_embedded.sh
+
+# The Cortex-M port's target tests under QEMU, on an M4F and an M3.
+test-qemu:
+	@sh tools/test_qemu.sh
+
+# examples/firmware: a Cortex-M4F firmware, built and run under QEMU.
+firmware:
+	@$(MAKE) --no-print-directory -C examples/firmware run
 
 # ---------------------------------------------------------------- programs
 examples: $(EXAMPLE_BINS)
@@ -187,12 +201,16 @@ bench-bins: $(BENCH_BINS)
 
 $(BUILD)/examples/%: $$(wildcard examples/$$*.c examples/$$*/*.c examples/$$*/*.h) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iexamples/$* $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
+	$(CC) $(ALL_CFLAGS) -DKPN_BENCH_PORT='"$(PORT)"' -Iexamples/$* $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
 
 $(BUILD)/bench/%: bench/%.c $(BENCH_SHARED) $$(BENCH_SRC_$$*) $(wildcard bench/*.h examples/*/*.h) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DKPN_BENCH_PORT='"$(PORT)"' -Ibench $(addprefix -I,$(sort $(dir $(BENCH_SRC_$*)))) \
 	  $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
+
+$(addprefix $(BUILD)/examples/,$(EXAMPLE_DIRS)): $(BUILD)/examples/%: $$(wildcard examples/$$*/*.c examples/$$*/*.h) $(wildcard examples/*.h) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DKPN_EXAMPLE_PORT='"$(PORT)"' -Iexamples $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
 
 # The examples users run first: AES and H.264, a summary at the end.
 demo:

@@ -69,6 +69,7 @@ typedef enum kpn_status {
     KPN_ESTACK,     /* a process overflowed its stack; see kpn_net_fault */
     KPN_EDEADLOCK,  /* processes wait on each other and one of them waits to write */
     KPN_ETHREAD,    /* the OS refused a runner thread or semaphore */
+    KPN_EFULL,      /* kpn_offer: the input channel is full; nothing written */
     KPN_STATUS_COUNT /* number of codes; not a status */
 } kpn_status;
 
@@ -92,8 +93,16 @@ typedef struct kpn_chan kpn_chan;
  * there (measured on glibc with AVX-512: 3.4 KiB in all; 376 bytes with
  * LD_BIND_NOW=1): give such processes 8 KiB.  Not enough for a signal handler either: on a hosted system that
  * may deliver signals to a process, give it 8 KiB or more, or use
- * sigaltstack. */
+ * sigaltstack.
+ * A port may measure a smaller minimum and set its own (the Cortex-M
+ * port does: docs/porting.md); kpn_stack_min() gives the value the
+ * library was built with, which is never above this default. */
+#ifndef KPN_STACK_MIN
 #define KPN_STACK_MIN 1024u
+#endif
+
+/* The smallest stack kpn_spawn accepts in this build of the library. */
+size_t kpn_stack_min(void);
 
 /* ------------------------------------------------------------------ */
 /* Configuration                                                       */
@@ -204,8 +213,10 @@ kpn_status kpn_net_init(kpn_net **net, void *arena, size_t arena_size,
                         const kpn_config *cfg);
 
 /* Create a process that will run 'fn(arg)' on a stack of 'stack_size'
- * bytes carved from the arena.  'name' (may be NULL) is copied.
- * KPN_EINVAL: 'net', 'proc' or 'fn' NULL, or 'stack_size' < KPN_STACK_MIN.
+ * bytes carved from the arena.  'name' (may be NULL) is copied; a build
+ * with KPN_NAME_COPY 0 (the bare-metal default) keeps the pointer
+ * instead, and the string must then outlive the net.
+ * KPN_EINVAL: 'net', 'proc' or 'fn' NULL, or 'stack_size' < kpn_stack_min().
  * KPN_ESTATE: the net is running.   KPN_ENOMEM: the arena is full. */
 kpn_status kpn_spawn(kpn_net *net, kpn_proc **proc, const char *name,
                      void (*fn)(void *arg), void *arg, size_t stack_size);
@@ -220,10 +231,56 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **proc, const char *name,
 kpn_status kpn_connect(kpn_net *net, kpn_chan **chan, kpn_proc *writer,
                        kpn_proc *reader, size_t msg_size, size_t capacity);
 
+/* ------------------------------------------------------------------ */
+/* Input from outside the net: interrupt handlers and other threads     */
+
+/* Create an input channel: 'reader' receives with kpn_recv, as from any
+ * channel, messages of 'msg_size' bytes that code outside the net hands
+ * over with kpn_offer; it holds 'capacity' of them (0: the default) and
+ * never grows (the resolver leaves it alone).  Host thread, before a run.
+ * KPN_EINVAL: a NULL argument, 'msg_size' 0, a reader of another net, or
+ *             a ring that would not fit in a size_t.
+ * KPN_ESTATE: the net is running, or 'reader' has exited.
+ * KPN_ENOMEM: the arena is full (the first input also takes the port's
+ *             idle object and a small record: kpn_size_proc(0, 0) covers
+ *             both).
+ * KPN_ETHREAD: the system refused the idle object (hosted ports). */
+kpn_status kpn_connect_input(kpn_net *net, kpn_chan **out, kpn_proc *reader,
+                             size_t msg_size, size_t capacity);
+
+/* Copy 'msg' (msg_size bytes) into input channel 'in'.  Callable from an
+ * interrupt handler or from another thread while the net runs, or from
+ * the host between runs; never blocks.  One producer per channel at a
+ * time: two handlers or threads offering to the same input must not
+ * overlap (different inputs are independent).  If the reader has exited
+ * the message is dropped and KPN_OK returned.
+ *   KPN_OK      queued; a running net that idles for input wakes.
+ *   KPN_EFULL   the channel holds 'capacity' messages; nothing written.
+ *   KPN_EINVAL  'in' or 'msg' NULL, or not a channel.
+ *   KPN_EPERM   'in' is a channel but not an input.
+ *   KPN_ESTATE  the input was closed.
+ *
+ * Determinism: each process still sees a function of its inputs.  What
+ * the net outputs depends only on the sequence of messages offered to
+ * each input (and where it was closed), never on when they came or how
+ * they interleave with the net's own work; only the timing of outputs
+ * does. */
+kpn_status kpn_offer(kpn_chan *in, const void *msg);
+
+/* Close input 'in': the reader drains what is queued, then gets KPN_EOF.
+ * Same callers as kpn_offer.  KPN_EINVAL: NULL or not a channel.
+ * KPN_EPERM: not an input.  KPN_ESTATE: already closed. */
+kpn_status kpn_input_close(kpn_chan *in);
+
 /* Run the network until no process can run.  Processes are scheduled
  * cooperatively: one runs until it blocks or returns.  With cfg.resolve
  * (the default) an artificial deadlock is resolved the moment it closes,
  * by growing the smallest full channel on its cycle from the reserve pool.
+ * With input channels: while a process waits on an open input and
+ * nothing else can run, kpn_run does not return but sleeps in the port's
+ * idle hook (WFI on Cortex-M, a condition variable on POSIX) until an
+ * offer or a close comes; it returns once every awaited input is closed
+ * and the net is at rest.
  *   KPN_OK        every process has exited or waits on a read that no
  *                 process can ever satisfy (Kahn termination).
  *   KPN_ERESERVE  an artificial deadlock needs a channel to grow and the
@@ -341,12 +398,14 @@ typedef enum kpn_proc_state {
 } kpn_proc_state;
 
 typedef struct kpn_proc_stats {
-    const char *name;        /* the copy made by kpn_spawn; "" if none */
+    const char *name;        /* as given to kpn_spawn (its copy); "" if none */
     kpn_proc_state state;
     const kpn_chan *waiting_on; /* the channel it is blocked on, or NULL */
     const void *stack_base;  /* lowest usable stack address (e.g. for an
                                 MPU region or a stack-limit register) */
-    size_t stack_size;       /* usable bytes: the request rounded up to 16 */
+    size_t stack_size;       /* usable bytes: the request rounded up to 16,
+                                less the guard band in a build that keeps
+                                it inside the stack (bare metal) */
     size_t stack_peak;       /* high-water mark: most bytes ever used */
     uint64_t switches;       /* times it was dispatched */
 } kpn_proc_stats;

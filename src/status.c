@@ -2,6 +2,7 @@
 /* Status codes as sentences. */
 #include "kpn_int.h"
 
+#if KPN_REPORT
 static const char *const messages[KPN_STATUS_COUNT] = {
     "success",                                                   /* KPN_OK */
     "end of stream: the channel is closed and drained",          /* KPN_EOF */
@@ -13,6 +14,7 @@ static const char *const messages[KPN_STATUS_COUNT] = {
     "a process overflowed its stack",                            /* KPN_ESTACK */
     "deadlock: processes wait on each other to write",           /* KPN_EDEADLOCK */
     "the system refused a runner thread or semaphore",           /* KPN_ETHREAD */
+    "the input channel is full: nothing was written",            /* KPN_EFULL */
 };
 
 const char *kpn_strerror(kpn_status s)
@@ -21,3 +23,13 @@ const char *kpn_strerror(kpn_status s)
         return messages[s];
     return "unknown status";
 }
+#else /* !KPN_REPORT */
+
+/* Built without the sentences (KPN_REPORT 0): one word for every code. */
+const char *kpn_strerror(kpn_status s)
+{
+    (void)s;
+    return "kpn status";
+}
+
+#endif /* KPN_REPORT */

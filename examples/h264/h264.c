@@ -1,226 +1,286 @@
 /* SPDX-License-Identifier: MIT */
-/* The papers' H.264 encoder network with its feedback loop: frames per second, 1 runner vs R. */
+/* An H.264 encoder as a Kahn process network: Y4M in, a baseline Annex-B stream out. */
 #define _POSIX_C_SOURCE 199309L
-#include "kpn.h"
+#include <math.h>
 #include "../../bench/bench.h"
 #include "h264_net.h"
 
 /*
- * The encoder's block diagram as a Kahn process network (h264_net.c draws
- * it): real pictures and macroblocks flow through motion estimation,
- * compensation, intra analysis, prediction, transform, quantisation,
- * reordering and entropy coding, and back through the inverse path to the
- * reference frame, so frame n+1 is predicted from frame n's
- * reconstruction.  On top of its real work each block burns the CPU time
- * x264 spends there (the papers' table 2) at a frame budget: a frame
- * costs 1/fps_budget CPU-seconds in all.
+ * Reads a YUV 4:2:0 Y4M file, encodes it at one QP (an IDR picture, then
+ * P pictures predicted from the previous reconstruction), and writes the
+ * stream and, optionally, the reconstruction, which any decoder must
+ * reproduce byte for byte.
  *
- * First the same encoder runs as a plain sequential loop: its checksum is
- * the one every run of the network must reproduce, and its timing tells
- * how much of each block's budget the real work already uses (the burn
- * makes up the rest).  Then the network runs on 1 runner and on R,
- * alternating, and the medians give frames per second and the speedup.
- * Any run whose bitstream differs from the sequential encoder's, frame by
- * frame, fails the program.
+ * The same encoder runs three ways: as a plain sequential loop (the
+ * stream every network run must equal), and as the network of h264_net.c
+ * on 1 runner and on R runners, alternately --runs times; the medians give
+ * frames per second and the speedup.
  */
 
-/* The arena every run's net is carved from, and the processes' state.
- * At the defaults (CIF, w=4) a net needs about 8 MiB of arena (4 of them
- * the resolver's reserve) and 0.5 MiB of workspace; at w=512, 52 and
- * 19 MiB; the largest picture with 512 workers, 188 and 106 MiB.  main
- * checks they fit. */
-static unsigned char arena[256u << 20];
-static unsigned char work[128u << 20];
-static uint64_t reference_sums[H264_MAX_FRAMES];
+typedef struct video {
+    int width, height, frames;
+    size_t frame_size;
+    uint8_t *data;
+} video;
 
-static void fail(const char *what, kpn_status s, unsigned runners, const kpn_net *net)
+/* Reads up to 'max_frames' frames of a 4:2:0 Y4M file; exits on error. */
+static void read_y4m(const char *path, int max_frames, video *v)
 {
-    fprintf(stderr, "h264: %s with runners=%u: %s\n", what, runners, kpn_strerror(s));
-    if (s == KPN_EINVAL && runners > 1 && net == NULL)
-        fprintf(stderr, "h264: (a library built without KPN_THREADS accepts only "
-                        "runners=1: try --runners=1)\n");
-    if (net != NULL) {
-        static char text[1 << 16];
-        size_t need = kpn_report(net, text, sizeof text);
-        fprintf(stderr, "%s", text);
-        if (need >= sizeof text)
-            fprintf(stderr, "(report truncated: %zu bytes)\n", need);
+    char line[256], *tok;
+    FILE *f = fopen(path, "rb");
+    size_t cap = 0;
+
+    if (f == NULL || fgets(line, sizeof line, f) == NULL || strncmp(line, "YUV4MPEG2 ", 10) != 0) {
+        fprintf(stderr, "h264: %s is not a Y4M file\n", path);
+        exit(1);
     }
-    exit(1);
+    v->width = v->height = v->frames = 0;
+    v->data = NULL;
+    for (tok = strtok(line + 10, " \n"); tok != NULL; tok = strtok(NULL, " \n")) {
+        if (tok[0] == 'W')
+            v->width = atoi(tok + 1);
+        else if (tok[0] == 'H')
+            v->height = atoi(tok + 1);
+        else if (tok[0] == 'C' && strncmp(tok, "C420", 4) != 0) {
+            fprintf(stderr, "h264: %s: colour space %s; only 4:2:0 is supported\n", path, tok);
+            exit(1);
+        } else if (tok[0] == 'I' && tok[1] != 'p' && tok[1] != '?') {
+            fprintf(stderr, "h264: %s: interlaced input is not supported\n", path);
+            exit(1);
+        }
+    }
+    if (v->width <= 0 || v->height <= 0 || (v->width & 1) || (v->height & 1)) {
+        fprintf(stderr, "h264: %s: the size must be even, not %dx%d\n", path, v->width, v->height);
+        exit(1);
+    }
+    v->frame_size = (size_t)v->width * (size_t)v->height * 3 / 2;
+    while (v->frames < max_frames && fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "FRAME", 5) != 0)
+            break;
+        if ((size_t)(v->frames + 1) * v->frame_size > cap) {
+            cap = 2 * cap + 8 * v->frame_size;
+            v->data = realloc(v->data, cap);
+            if (v->data == NULL) {
+                fprintf(stderr, "h264: out of memory reading %s\n", path);
+                exit(1);
+            }
+        }
+        if (fread(v->data + (size_t)v->frames * v->frame_size, 1, v->frame_size, f) !=
+            v->frame_size)
+            break;
+        ++v->frames;
+    }
+    fclose(f);
+    if (v->frames == 0) {
+        fprintf(stderr, "h264: %s holds no whole frame\n", path);
+        exit(1);
+    }
 }
 
-/* Builds a fresh net on 'cfg->runners' runners and runs it; returns the
- * wall time of kpn_run alone.  '*same' says whether the bitstream equals
- * the sequential encoder's, frame by frame. */
-static double run_once(const kpn_config *cfg, const h264_params *p, const h264_result *want,
-                       h264_result *got, kpn_stats *st, int *same)
+static void write_file(const char *path, const void *data, size_t size)
 {
-    kpn_net *net = NULL;
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || fwrite(data, 1, size, f) != size || fclose(f) != 0) {
+        fprintf(stderr, "h264: cannot write %s\n", path);
+        exit(1);
+    }
+}
+
+/* PSNR of luma alone and of all three planes together (from the mean
+ * squared error over every sample of every frame). */
+static void psnr(const video *v, const uint8_t *recon, double *y, double *all)
+{
+    size_t luma = (size_t)v->width * (size_t)v->height, i, n = v->frame_size * (size_t)v->frames;
+    double sy = 0, sa = 0;
+    for (i = 0; i < n; ++i) {
+        double d = (double)v->data[i] - (double)recon[i];
+        sa += d * d;
+        if (i % v->frame_size < luma)
+            sy += d * d;
+    }
+    sy /= (double)(luma * (size_t)v->frames);
+    sa /= (double)n;
+    *y = sy > 0 ? 10 * log10(255.0 * 255.0 / sy) : 99;
+    *all = sa > 0 ? 10 * log10(255.0 * 255.0 / sa) : 99;
+}
+
+/* CPU seconds of the whole process, all runners together: on a machine
+ * that others share, this says what the wall clock cannot. */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Encodes once with the network on 'runners' runners; returns the seconds
+ * kpn_run took, and in '*cpu' the CPU seconds.  Exits if anything fails. */
+static double encode_network(const h264_job *job, unsigned runners, void *arena, size_t arena_size,
+                             void *work, size_t work_size, h264_result *res, kpn_stats *st,
+                             double *cpu)
+{
+    kpn_config cfg;
+    kpn_net *net;
     h264_net *hn;
     kpn_status s;
-    double t0, t;
-    int n, first_bad = -1;
+    double t0, t, c0;
 
-    s = kpn_net_init(&net, arena, sizeof arena, cfg);
-    if (s != KPN_OK)
-        fail("kpn_net_init", s, cfg->runners, NULL);
-    s = h264_build(net, p, work, sizeof work, &hn);
-    if (s != KPN_OK)
-        fail("h264_build", s, cfg->runners, NULL);
+    kpn_config_default(&cfg);
+    cfg.runners = runners;
+    cfg.reserve_size = 1u << 20; /* should a channel ever need to grow */
+    EX_CHECK(kpn_net_init(&net, arena, arena_size, &cfg));
+    EX_CHECK(h264_build(net, job, work, work_size, &hn));
+    c0 = cpu_now();
     t0 = ex_now();
     s = kpn_run(net);
     t = ex_now() - t0;
-    if (s != KPN_OK)
-        fail("kpn_run", s, cfg->runners, net);
+    *cpu = cpu_now() - c0;
+    if (s != KPN_OK) {
+        static char report[1 << 16];
+        kpn_report(net, report, sizeof report);
+        fprintf(stderr, "h264: kpn_run on %u runners: %s\n%s", runners, kpn_strerror(s), report);
+        exit(1);
+    }
+    h264_collect(hn, res);
     EX_CHECK(kpn_net_stats(net, st));
-    h264_collect(hn, got);
-    for (n = 0; n < p->frames && n < got->frames && first_bad < 0; ++n)
-        if (got->frame_checksum[n] != reference_sums[n])
-            first_bad = n;
-    *same = got->frames == p->frames && got->errors == 0 && first_bad < 0 &&
-            got->checksum == want->checksum && got->bits == want->bits;
-    if (!*same)
-        fprintf(stderr,
-                "h264: runners=%u: the network's bitstream differs from the sequential "
-                "encoder's: %d of %d frames, %ld protocol errors, first differing frame %d, "
-                "checksum %016llx instead of %016llx\n",
-                cfg->runners, got->frames, p->frames, got->errors, first_bad,
-                (unsigned long long)got->checksum, (unsigned long long)want->checksum);
     return t;
 }
 
 int main(int argc, char **argv)
 {
     ex_opt opt[] = {
-        {"frames", "frames to encode", 30, NULL, 1, H264_MAX_FRAMES},
-        {"fps_budget", "frames per second the burn is sized for: a frame costs 1/fps_budget "
-                       "CPU-s", 25, NULL, 1, 100000},
-        {"w", "workers in each of ME, MC and P", 4, NULL, 1, H264_MAX_WORKERS},
+        {"input", "the source: a YUV 4:2:0 .y4m file", 0, "", 0, 0},
+        {"output", "the H.264 Annex-B stream to write (empty: none)", 0, "", 0, 0},
+        {"recon", "the reconstruction to write, raw I420 (empty: none)", 0, "", 0, 0},
+        {"qp", "quantiser parameter of every macroblock", 26, NULL, 0, 51},
+        {"frames", "most frames to read", 100000, NULL, 1, 100000},
         {"runners", "runners of the run compared with 1 runner", 2, NULL, 1, KPN_MAX_RUNNERS},
-        {"policy", "ws (work stealing) or static (round-robin in spawn order)", 0, "ws", 0, 0},
-        {"width", "picture width in macroblocks (16 pixels)", 22, NULL, 1, H264_MAX_MB_W},
-        {"height", "picture height in macroblocks", 18, NULL, 1, H264_MAX_MB_H},
-        {"runs", "timed runs of each runner count; medians are reported", 2, NULL, 1, 100},
+        {"w", "workers in each parallel stage (ME, MC, T, Q, Qi, Ti)", 2, NULL, 1,
+         H264_MAX_WORKERS},
+        {"runs", "timed encodings on 1 runner and on R, alternately; medians are reported", 3,
+         NULL, 1, 100},
     };
-    enum { FRAMES, FPS_BUDGET, W, RUNNERS, POLICY, WIDTH, HEIGHT, RUNS };
-    static double wall[2][100];
-    double med[2], rate, real[H264_STAGES], real_total = 0, t0, t_ref;
-    unsigned long long trial, sum[2] = {0, 0};
-    h264_params p;
+    enum { INPUT, OUTPUT, RECON, QP, FRAMES, RUNNERS, W, RUNS };
+    video v;
+    h264_job job;
     h264_result want, got;
+    const uint8_t **frames;
+    uint8_t *stream, *recon;
+    void *arena, *work;
+    size_t arena_size = 0, work_size, seq_size;
+    double wall[2][100], cpu[2][100], t0, t_seq, med1, medr, py, pa;
     kpn_config cfg;
-    kpn_stats st, st_r;
-    size_t need_arena = 0, need_work;
-    unsigned runners, r;
-    int run, runs, which, same, all_same = 1, s, frames;
+    kpn_stats st;
+    unsigned runners;
+    int i, run, which, runs, same = 1;
 
     ex_parse(argc, argv,
-             "The papers' H.264 encoder as a network with its feedback loop: real frames\n"
-             "and macroblocks through ME, MC, IP, CIP, P, T, Q, R, EC and back through\n"
-             "Qi, Ti and + to the reference frame; each block also burns x264's share of\n"
-             "a frame's CPU at --fps_budget.  Runs on 1 runner and on R, alternating, and\n"
-             "reports frames per second, the speedup and the bitstream's checksum.",
+             "An H.264 encoder as a Kahn process network: the encoder diagram of the papers\n"
+             "(Fn, ME, IP, CIP, MC, +/-, T, Q, R, EC and the loop Qi, Ti, +, F(n-1)), with\n"
+             "ME, MC, T, Q, Qi and Ti each split over w workers by macroblock rows.\n"
+             "Writes a constrained-baseline stream (IDR then P pictures, CAVLC, one QP,\n"
+             "no deblocking) that ffmpeg decodes to exactly --recon.  Encodes with a plain\n"
+             "loop and with the network on 1 and on R runners; every stream must be equal.",
              opt, (int)(sizeof opt / sizeof opt[0]));
-    frames = (int)opt[FRAMES].value;
+    if (opt[INPUT].text[0] == '\0') {
+        fprintf(stderr, "h264: --input=FILE.y4m is required (try --help)\n");
+        return 2;
+    }
     runners = (unsigned)opt[RUNNERS].value;
     runs = (int)opt[RUNS].value;
+    read_y4m(opt[INPUT].text, (int)opt[FRAMES].value, &v);
 
+    memset(&job, 0, sizeof job);
+    if (h264_setup_init(&job.setup, v.width, v.height, (int)opt[QP].value, v.frames) != 0) {
+        fprintf(stderr, "h264: %dx%d is larger than %dx%d\n", v.width, v.height,
+                16 * H264_MAX_MB_W, 16 * H264_MAX_MB_H);
+        return 1;
+    }
+    frames = malloc(sizeof *frames * (size_t)v.frames);
+    job.stream_cap = (size_t)v.frames * (2 * v.frame_size + 4096) + 4096;
+    stream = malloc(job.stream_cap);
+    recon = malloc(v.frame_size * (size_t)v.frames);
+    if (frames == NULL || stream == NULL || recon == NULL) {
+        fprintf(stderr, "h264: out of memory\n");
+        return 1;
+    }
+    for (i = 0; i < v.frames; ++i)
+        frames[i] = v.data + (size_t)i * v.frame_size;
+    job.frames = frames;
+    job.stream = stream;
+    job.recon = recon;
+    job.workers = (int)opt[W].value;
+
+    /* the plain loop: the stream to match */
+    seq_size = h264_sequential_work_size(&job);
+    work_size = h264_work_size(&job);
     kpn_config_default(&cfg);
-    cfg.reserve_size = 4u << 20; /* the resolver's pool, should a channel ever need to grow */
-    cfg.policy = ex_policy(argv[0], opt[POLICY].text);
-
-    h264_params_default(&p);
-    p.mb_w = (int)opt[WIDTH].value;
-    p.mb_h = (int)opt[HEIGHT].value;
-    p.frames = frames;
-    p.workers = (int)opt[W].value;
-    need_work = h264_work_size(&p);
+    cfg.reserve_size = 1u << 20;
     for (which = 0; which < 2; ++which) {
         size_t need;
         cfg.runners = which == 0 ? 1 : runners;
-        need = h264_arena_size(&p, &cfg);
-        if (need > need_arena)
-            need_arena = need;
+        need = h264_arena_size(&job, &cfg);
+        arena_size = need > arena_size ? need : arena_size;
     }
-    if (need_arena > sizeof arena || need_work > sizeof work) {
-        fprintf(stderr,
-                "h264: the net needs %zu bytes of arena and %zu of workspace, the program "
-                "has %zu and %zu: use a smaller picture or fewer workers\n",
-                need_arena, need_work, sizeof arena, sizeof work);
+    work = malloc(work_size > seq_size ? work_size : seq_size);
+    arena = malloc(arena_size);
+    if (work == NULL || arena == NULL) {
+        fprintf(stderr, "h264: out of memory\n");
         return 1;
     }
-
-    rate = h264_calibrate(&trial);
-    fprintf(stderr, "h264: burn calibrated at %.1f iterations/us (median of 7 trials of %llu)\n",
-            rate, trial);
-
-    /* The sequential encoder: the checksum to match, and the real work's
-     * cost.  Each stage's time is the least of three runs, so a run that
-     * was interrupted does not shrink the burn. */
-    for (run = 0; run < 3; ++run) {
-        double seconds[H264_STAGES];
-        t0 = ex_now();
-        EX_CHECK(h264_reference(&p, work, sizeof work, &want, seconds));
-        t_ref = ex_now() - t0;
-        for (s = 0; s < H264_STAGES; ++s)
-            real[s] = run == 0 || seconds[s] < real[s] ? seconds[s] : real[s];
+    fprintf(stderr, "h264: %s: %dx%d, %d frames, QP %d; arena %zu bytes, workspace %zu\n",
+            opt[INPUT].text, v.width, v.height, v.frames, job.setup.qp, arena_size, work_size);
+    t0 = ex_now();
+    EX_CHECK(h264_encode_sequential(&job, work, seq_size, &want));
+    t_seq = ex_now() - t0;
+    if (want.overflow) {
+        fprintf(stderr, "h264: the stream outgrew its buffer\n");
+        return 1;
     }
-    memcpy(reference_sums, want.frame_checksum, (size_t)frames * sizeof reference_sums[0]);
-    for (s = 0; s < H264_STAGES; ++s) {
-        real[s] /= frames;
-        real_total += real[s];
-    }
-    h264_plan(&p, (double)opt[FPS_BUDGET].value, rate, real);
-    fprintf(stderr,
-            "h264: %dx%d macroblocks (%dx%d pixels), %d frames: sequential encoder %.3f s, "
-            "%.2f ms of real work per frame, %llu bits, %ld intra macroblocks, PSNR %.2f dB, "
-            "checksum %016llx\n",
-            p.mb_w, p.mb_h, 16 * p.mb_w, 16 * p.mb_h, frames, t_ref, real_total * 1e3,
-            (unsigned long long)want.bits, want.intra_mbs, want.psnr,
-            (unsigned long long)want.checksum);
-    fprintf(stderr, "h264: per frame, ms of budget (real work + burn):");
-    for (s = 0; s < H264_STAGES; ++s)
-        fprintf(stderr, " %s %.2f (%.2f+%.2f)", h264_stage_name[s],
-                h264_profile[s] * 1e3 / (double)opt[FPS_BUDGET].value, real[s] * 1e3,
-                (double)p.burn[s] * p.mb_h / rate / 1e3);
-    fprintf(stderr, "\nh264: arena %zu bytes, workspace %zu bytes\n", need_arena, need_work);
+    fprintf(stderr, "h264: sequential: %.3f s, %.1f fps, %llu bits, checksum %016llx\n", t_seq,
+            v.frames / t_seq, (unsigned long long)want.bits, (unsigned long long)want.checksum);
+    psnr(&v, recon, &py, &pa);
+    if (opt[RECON].text[0] != '\0')
+        write_file(opt[RECON].text, recon, v.frame_size * (size_t)v.frames);
 
-    memset(&st_r, 0, sizeof st_r);
-    memset(&got, 0, sizeof got);
-    for (run = 0; run < runs; ++run) {
+    /* the network, 1 runner and R runners alternately, after one untimed
+     * run that brings the arena and workspace into memory */
+    encode_network(&job, runners, arena, arena_size, work, work_size, &got, &st, &cpu[0][0]);
+    for (run = 0; run < runs; ++run)
         for (which = 0; which < 2; ++which) {
-            cfg.runners = which == 0 ? 1 : runners;
-            wall[which][run] = run_once(&cfg, &p, &want, &got, &st, &same);
-            all_same &= same;
-            sum[which] = got.checksum;
-            if (which == 1)
-                st_r = st; /* the stats reported are the last R-runner run's */
-            fprintf(stderr, "h264: runners=%u run %d/%d: %.3f s, %.2f fps, checksum %016llx\n",
-                    cfg.runners, run + 1, runs, wall[which][run],
-                    (double)frames / wall[which][run], (unsigned long long)got.checksum);
+            unsigned r = which == 0 ? 1 : runners;
+            memset(recon, 0, v.frame_size * (size_t)v.frames);
+            wall[which][run] = encode_network(&job, r, arena, arena_size, work, work_size, &got,
+                                              &st, &cpu[which][run]);
+            if (got.checksum != want.checksum || got.bytes != want.bytes || got.errors != 0 ||
+                got.overflow) {
+                fprintf(stderr, "h264: runners=%u: the network's stream differs from the plain "
+                                "loop's (%zu bytes, checksum %016llx, %ld errors)\n",
+                        r, got.bytes, (unsigned long long)got.checksum, got.errors);
+                same = 0;
+            }
+            fprintf(stderr, "h264: run %d/%d, runners=%u: %.3f s (%.3f CPU-s), %.1f fps, "
+                            "checksum %016llx\n",
+                    run + 1, runs, r, wall[which][run], cpu[which][run],
+                    v.frames / wall[which][run], (unsigned long long)got.checksum);
         }
-    }
-    med[0] = ex_median(wall[0], runs);
-    med[1] = ex_median(wall[1], runs);
+    if (opt[OUTPUT].text[0] != '\0')
+        write_file(opt[OUTPUT].text, stream, want.bytes);
+    med1 = ex_median(wall[0], runs);
+    medr = ex_median(wall[1], runs);
 
-    printf("h264: frames=%d w=%d runners=%u policy=%s width=%d height=%d fps_budget=%lld "
-           "runs=%d port=%s procs=%zu chans=%zu messages=%llu wall_1=%.3f wall_R=%.3f "
-           "fps_1=%.2f real_ms_per_frame=%.2f bits=%llu intra_mbs=%ld psnr=%.2f "
-           "checksum_sequential=%016llx checksum_1=%016llx steals=%llu sleeps=%llu "
-           "resolutions=%llu runner_switches=",
-           frames, p.workers, runners, opt[POLICY].text, p.mb_w, p.mb_h, opt[FPS_BUDGET].value,
-           runs, KPN_BENCH_PORT, st_r.procs, st_r.chans, (unsigned long long)st_r.messages,
-           med[0], med[1], (double)frames / med[0], real_total * 1e3,
-           (unsigned long long)want.bits, want.intra_mbs, want.psnr,
-           (unsigned long long)want.checksum, sum[0], (unsigned long long)st_r.steals,
-           (unsigned long long)st_r.sleeps, (unsigned long long)st_r.resolutions);
-    for (r = 0; r < runners; ++r)
-        printf("%s%llu", r ? "," : "", (unsigned long long)st_r.runner_switches[r]);
-    printf(" verified=%d fps=%.2f speedup=%.3f checksum=%016llx\n", all_same,
-           (double)frames / med[1], med[0] / med[1], sum[1]);
-    if (!all_same) {
-        fprintf(stderr, "h264: FAILED: the checksums of the 1-runner and %u-runner runs "
-                        "are not all the sequential encoder's\n", runners);
+    printf("h264: frames=%d width=%d height=%d qp=%d w=%d runners=%u runs=%d port=%s "
+           "procs=%zu chans=%zu messages=%llu steals=%llu intra_mbs=%ld skip_mbs=%ld bytes=%zu "
+           "fps_sequential=%.2f fps_1=%.2f cpu_1=%.3f cpu_R=%.3f "
+           "bits=%llu psnr_y=%.3f psnr=%.3f fps=%.2f speedup=%.3f checksum=%016llx verified=%d\n",
+           v.frames, v.width, v.height, job.setup.qp, job.workers, runners, runs,
+           KPN_BENCH_PORT, st.procs, st.chans, (unsigned long long)st.messages,
+           (unsigned long long)st.steals, want.intra_mbs, want.skip_mbs, want.bytes,
+           v.frames / t_seq, v.frames / med1, ex_median(cpu[0], runs), ex_median(cpu[1], runs),
+           (unsigned long long)want.bits, py, pa, v.frames / medr, med1 / medr,
+           (unsigned long long)want.checksum, same);
+    if (!same) {
+        fprintf(stderr, "h264: FAILED: a network run's stream is not the plain loop's\n");
         return 1;
     }
     return 0;
