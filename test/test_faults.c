@@ -3,9 +3,10 @@
 #include "unity.h"
 #include "kpn.h"
 #include "support/helpers.h"
-#include "support/layered_net.h"
+#include "support/bursts.h"
 #include "support/memcheckers.h"
 
+TEST_SOURCE_FILE("bench/randnet.c")
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
 TEST_SOURCE_FILE("src/net.c")
