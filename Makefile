@@ -216,7 +216,7 @@ bench-bins: $(BENCH_BINS)
 EXAMPLE_SRC_h264 := bench/bench.c
 $(BUILD)/examples/%: $$(wildcard examples/$$*.c examples/$$*/*.c examples/$$*/*.h) $$(EXAMPLE_SRC_$$*) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DKPN_BENCH_PORT='"$(PORT)"' -Iexamples/$* $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
+	$(CC) $(ALL_CFLAGS) -DKPN_BENCH_PORT='"$(PORT)"' -Iexamples/$* $(addprefix -I,$(sort $(dir $(EXAMPLE_SRC_$*)))) $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
 
 $(BUILD)/bench/%: bench/%.c $(BENCH_SHARED) $$(BENCH_SRC_$$*) $(wildcard bench/*.h examples/*/*.h) $(LIB)
 	@mkdir -p $(dir $@)

@@ -93,14 +93,4 @@ double bench_run(kpn_net *net);
             bench_fail(NULL, bench_s, "%s:%d: %s", __FILE__, __LINE__, #call);  \
     } while (0)
 
-/* The names before the bench_ prefix, kept only while examples/h264/h264.c
- * still uses them (the Makefile links bench/bench.c into that example);
- * delete this block once it has moved to the names above. */
-#include <time.h>
-#define ex_opt bench_opt
-#define ex_parse bench_parse
-#define ex_now bench_now
-#define ex_median bench_median
-#define EX_CHECK BENCH_CHECK
-
 #endif /* KPN_BENCH_H */
