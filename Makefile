@@ -57,7 +57,7 @@ EXTRA_LIBS   := -lmbedcrypto -lm -lpthread
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-stackframe=8388608
 
-.PHONY: all lib test test-port test-bins sanitize tsan valgrind coverage fuzz \
+.PHONY: all lib test test-port test-bins sanitize tsan valgrind coverage fuzz fuzz-api \
         check-ceedling-links check-embedded test-qemu firmware examples bench-bins demo bench clean help
 .DELETE_ON_ERROR:
 # keep generated runners: gcovr reads them, and they need no rebuilding
@@ -74,6 +74,7 @@ help:
 	@echo "make valgrind                 the suite under valgrind memcheck, ucontext port"
 	@echo "make coverage                 line and branch coverage of src/ and port/ (gcovr), with a floor"
 	@echo "make fuzz [FUZZ_SECONDS=60]   libFuzzer over random networks against a reference interpreter"
+	@echo "make fuzz-api [FUZZ_SECONDS=60] libFuzzer over hostile API call sequences (docs/errors.md)"
 	@echo "make check-embedded           the core and the Cortex-M port for M4F, M3, M0, RV64: libc check, footprint"
 	@echo "make test-qemu                the Cortex-M port's target tests under QEMU (M4F and M3)"
 	@echo "make firmware                 examples/firmware, built and run under QEMU"
@@ -183,6 +184,11 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	@sh tools/deps.sh test clang
 	@sh tools/fuzz/run.sh $(FUZZ_SECONDS)
+
+# The API target (tools/fuzz/fuzz_api.c): hostile call sequences.
+fuzz-api:
+	@sh tools/deps.sh test clang
+	@sh tools/fuzz/run.sh --target=api $(FUZZ_SECONDS)
 
 # What breaks `ceedling test:all` and not `make test`: an #include that does
 # not survive Ceedling's runner (copied without folders, #if ignored), a

@@ -67,7 +67,8 @@ typedef enum kpn_status {
                        the process has exited, ... */
     KPN_ERESERVE,   /* the reserve pool cannot hold a channel that must grow */
     KPN_ESTACK,     /* a process overflowed its stack; see kpn_net_fault */
-    KPN_EDEADLOCK,  /* processes wait on each other and one of them waits to write */
+    KPN_EDEADLOCK,  /* a writer waits on a full channel with cfg.resolve 0, or
+                       (cfg.strict) processes wait to read from each other */
     KPN_ETHREAD,    /* the OS refused a runner thread or semaphore */
     KPN_EFULL,      /* kpn_offer: the input channel is full; nothing written */
     KPN_STATUS_COUNT /* number of codes; not a status */
@@ -83,22 +84,24 @@ typedef struct kpn_net kpn_net;
 typedef struct kpn_proc kpn_proc;
 typedef struct kpn_chan kpn_chan;
 
-/* Smallest stack, in bytes, that kpn_spawn accepts.  Enough for a process
- * that calls kpn_send/kpn_recv from a shallow function on one runner
- * (measured: 256 bytes at most); size real stacks with the high-water
- * mark from kpn_proc_stats.  With several runners a send or receive may
- * wake a sleeping runner, which runs the port's semaphore post on the
- * process's stack; the first such call also goes through the dynamic
- * linker's lazy binding, which saves the whole vector register file
- * there (measured on glibc with AVX-512: 3.4 KiB in all; 376 bytes with
- * LD_BIND_NOW=1): give such processes 8 KiB.  Not enough for a signal handler either: on a hosted system that
- * may deliver signals to a process, give it 8 KiB or more, or use
- * sigaltstack.
- * A port may measure a smaller minimum and set its own (the Cortex-M
- * port does: docs/porting.md); kpn_stack_min() gives the value the
- * library was built with, which is never above this default. */
+/* Smallest stack, in bytes, that kpn_spawn accepts.  A port for a small
+ * target sets its own (-DKPN_STACK_MIN=... or its config file, for the
+ * library and its users alike); kpn_stack_min() says what the library
+ * was built with.  The hosted default, 4096, holds what a process that
+ * calls ordinary libc functions needs, measured on x86-64 glibc with
+ * AVX-512 (both ports): the first call through a lazily bound symbol
+ * (printf, clock_gettime, ...) runs the dynamic linker on the process's
+ * stack, which saves the vector register file there with xsave: 3.3 KiB
+ * deep (printf("%d") alone: 2.3 KiB).  Below that, such a call jumps
+ * over the guard band into the memory below the stack, unseen.  What
+ * remains is for the process's own frames; size real stacks from the
+ * high-water mark in kpn_proc_stats.  Not enough for printf of huge
+ * floating-point values (glibc: 27 KiB for a long double of 1e4000) nor
+ * for a signal handler: on a hosted system that may deliver signals to a
+ * process, give it 8 KiB or more, or use sigaltstack.  The Cortex-M
+ * port measures its own (320 bytes, docs/porting.md). */
 #ifndef KPN_STACK_MIN
-#define KPN_STACK_MIN 1024u
+#define KPN_STACK_MIN 4096u
 #endif
 
 /* The smallest stack kpn_spawn accepts in this build of the library. */
@@ -150,7 +153,9 @@ typedef struct kpn_config {
     /* 0 (default): a true deadlock (processes that each wait to read from
      * the next, round a cycle) is Kahn termination for them: counted,
      * reported by kpn_report, and the rest of the net runs on.
-     * 1: a true deadlock ends the run with KPN_EDEADLOCK. */
+     * 1: a true deadlock ends the run with KPN_EDEADLOCK.  With resolve 0
+     * too, the cycles are found when the net comes to rest (the run ends
+     * with KPN_EDEADLOCK then, counted and reported all the same). */
     int strict;
     /* Runners: OS threads multiplexing the processes.  Default 1 (the
      * calling thread only, no locks at all).  With N > 1, kpn_run starts
@@ -162,6 +167,20 @@ typedef struct kpn_config {
     /* Bytes of arena for each extra runner's thread stack (it runs the
      * scheduler, never a process).  Default 64 KiB. */
     size_t runner_stack;
+    /* 1: below every process stack, one page of the arena is made
+     * inaccessible (mprotect on hosted ports), so an overflow stops the
+     * program at the faulting instruction (SIGSEGV) instead of writing
+     * into the memory below: fail-stop.  A handler on sigaltstack can name
+     * the process: the fault address lies in the page just below its
+     * 'stack_base' minus the guard band (kpn_proc_stats).  Needs an arena
+     * aligned to the page size; each process then takes two pages more
+     * (kpn_size_proc), and a system call at spawn.  Call kpn_net_release
+     * before the arena's memory is used for anything but another net
+     * (kpn_net_init over a net gives its pages back itself).  A stale
+     * handle of an earlier net may point into a protected page: passing
+     * it faults like an overflow instead of returning KPN_EINVAL.  Default 0;
+     * KPN_EINVAL in a build without guard pages (KPN_GUARD_PAGES 0). */
+    int guard_pages;
 } kpn_config;
 
 /* cfg.reserve_size: grow channels from the arena's free remainder. */
@@ -185,10 +204,13 @@ kpn_status kpn_config_from_env_check(kpn_config *cfg, const char **bad);
 /* Sizing an arena statically                                          */
 
 /* Bytes kpn_net_init carves for the net itself with this configuration
- * (NULL: the defaults), its reserve pool and runner stacks included. */
+ * (NULL: the defaults), its reserve pool and runner stacks included; 0
+ * for a configuration kpn_net_init refuses, or one whose size does not
+ * fit in a size_t (a reserve_size near SIZE_MAX). */
 size_t kpn_size_net(const kpn_config *cfg);
 /* Upper bound on the bytes kpn_spawn carves for one process with this
- * stack and a name of 'name_len' characters, alignment included. */
+ * stack and a name of 'name_len' characters, alignment included; 0 if
+ * that does not fit in a size_t.  With cfg.guard_pages add two pages. */
 size_t kpn_size_proc(size_t stack_size, size_t name_len);
 /* Upper bound on the bytes kpn_connect carves for one channel. */
 size_t kpn_size_chan(size_t msg_size, size_t capacity);
@@ -200,15 +222,21 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity);
  * skipped to align it).  'cfg' NULL means kpn_config_default.  The arena
  * must stay valid and untouched by the caller while the net is used;
  * re-initialising the arena discards the old net.
- * KPN_EINVAL: 'net' or 'arena' NULL, or a config value out of range
- *             (default_capacity 0, resolve or strict not 0 or 1, a
+ * KPN_EINVAL: 'net' or 'arena' NULL, an arena that wraps past the end
+ *             of the address space, or a config value out of range
+ *             (default_capacity 0, resolve, strict or guard_pages not 0
+ *             or 1, guard_pages in a build without them or with an arena
+ *             not aligned to the page size, a
  *             reserve_size from 1 to 63, runners 0 or above
  *             KPN_MAX_RUNNERS or above 1 in a build without KPN_THREADS,
  *             runner_stack below the port's minimum, an unknown policy
  *             or wake rule).
  * KPN_ETHREAD: the system refused a runner's semaphore.
- * KPN_ENOMEM: the arena cannot hold the net and its reserve pool.
- * On failure '*net' is not written. */
+ * KPN_ENOMEM: the arena cannot hold the net and its reserve pool (also
+ *             when their size overflows a size_t).
+ * On failure '*net' is not written.  Every handle of a net this arena
+ * held before is stale from then on: calls given one return KPN_EINVAL
+ * (or NULL, 0). */
 kpn_status kpn_net_init(kpn_net **net, void *arena, size_t arena_size,
                         const kpn_config *cfg);
 
@@ -217,7 +245,11 @@ kpn_status kpn_net_init(kpn_net **net, void *arena, size_t arena_size,
  * with KPN_NAME_COPY 0 (the bare-metal default) keeps the pointer
  * instead, and the string must then outlive the net.
  * KPN_EINVAL: 'net', 'proc' or 'fn' NULL, or 'stack_size' < kpn_stack_min().
- * KPN_ESTATE: the net is running.   KPN_ENOMEM: the arena is full. */
+ * KPN_ESTATE: the net is running, or faulted.
+ * KPN_ENOMEM: the arena is full (or the block's size overflows); with
+ *             cfg.guard_pages also when the system refuses to protect
+ *             the page (on Linux: the process's vm.max_map_count
+ *             mappings are used up).  Nothing is carved then. */
 kpn_status kpn_spawn(kpn_net *net, kpn_proc **proc, const char *name,
                      void (*fn)(void *arg), void *arg, size_t stack_size);
 
@@ -303,11 +335,15 @@ kpn_status kpn_input_close(kpn_chan *in);
  * Calling it again after it returned resumes where the net stopped. */
 kpn_status kpn_run(kpn_net *net);
 
-/* Give the reserve pool 'size' bytes at 'mem' (any alignment; must stay
- * valid while the net is used, and must not overlap the arena).  Allowed
- * before a run and between runs, typically after KPN_ERESERVE.
- * KPN_EINVAL: NULL, 'size' below 64, or overlapping the arena.
- * KPN_ESTATE: the net is running. */
+/* Give the reserve pool 'size' bytes at 'mem' (any alignment: the pool
+ * uses the part of it aligned to 16 bytes; must stay valid while the net
+ * is used).  Allowed before a run and between runs, typically after
+ * KPN_ERESERVE.
+ * KPN_EINVAL: NULL; fewer than 64 bytes in the 16-aligned part; a
+ *             region that wraps past the end of the address space,
+ *             overlaps the arena, or whose 16-aligned part overlaps that
+ *             of a region given before.
+ * KPN_ESTATE: the net is running, or faulted (a stack overflow). */
 kpn_status kpn_reserve_add(kpn_net *net, void *mem, size_t size);
 
 /* Place 'p' on runner 'runner' (0 .. cfg.runners-1); without a pin,
@@ -385,7 +421,9 @@ typedef struct kpn_stats {
                                    entries from 'runners' on are 0 */
 } kpn_stats;
 
-/* KPN_EINVAL: a NULL argument. */
+/* KPN_EINVAL: a NULL argument, a stale net, or one whose own fields a
+ * stack overflow damaged.  After an overflow, processes and channels
+ * whose records were damaged are not counted. */
 kpn_status kpn_net_stats(const kpn_net *net, kpn_stats *out);
 
 typedef enum kpn_proc_state {
@@ -410,11 +448,13 @@ typedef struct kpn_proc_stats {
     uint64_t switches;       /* times it was dispatched */
 } kpn_proc_stats;
 
-/* KPN_EINVAL: a NULL argument. */
+/* KPN_EINVAL: a NULL argument, a stale handle, or a process whose record
+ * a stack overflow damaged. */
 kpn_status kpn_proc_stats_get(const kpn_proc *p, kpn_proc_stats *out);
 
 /* Iterate over a net's processes in spawn order: NULL gives the first,
- * the last gives NULL.  NULL 'net' gives NULL. */
+ * the last gives NULL.  NULL 'net' gives NULL.  After a stack overflow
+ * the walk stops before a damaged record. */
 const kpn_proc *kpn_proc_next(const kpn_net *net, const kpn_proc *prev);
 
 /* The process that overflowed its stack after kpn_run returned
@@ -431,10 +471,17 @@ size_t kpn_chan_fill(const kpn_chan *c);
  * process that has not exited (name, state, the channel it waits on and
  * that channel's fill), every true deadlock cycle, the process that
  * overflowed its stack, and after KPN_ERESERVE the cycle that needed a
- * channel to grow and how many bytes it asked for.  Returns the length
- * the whole account needs, without the NUL; 0 for a NULL net.  Uses no
- * memory but 'buf'. */
+ * channel to grow and how many bytes it asked for.  After a stack
+ * overflow it reports the records it can trust and says where the damage
+ * starts.  Returns the length the whole account needs, without the NUL;
+ * 0 for a NULL or stale net.  Uses no memory but 'buf'. */
 size_t kpn_report(const kpn_net *net, char *buf, size_t len);
+
+/* Give up a net: its guard pages become ordinary memory again, and its
+ * handles are stale.  Call it before the arena is freed or used for
+ * anything but another net (needed only with cfg.guard_pages; harmless
+ * otherwise).  KPN_EINVAL: not a live net.  KPN_ESTATE: it is running. */
+kpn_status kpn_net_release(kpn_net *net);
 
 #ifdef __cplusplus
 }

@@ -117,4 +117,21 @@ int kpn_port_idle_init(kpn_port_idle *idle);
 void kpn_port_idle_wait(kpn_port_idle *idle);
 void kpn_port_idle_wake(kpn_port_idle *idle);
 
+/* ------------------------------------------------------------------ */
+/* Guard pages: optional.  Only for a build with KPN_GUARD_PAGES (every
+ * hosted build by default; port/pthread/thread_pthread.c implements them
+ * with mprotect).  A bare-metal port leaves them out and builds with
+ * KPN_GUARD_PAGES 0; the core then never calls them and refuses
+ * cfg.guard_pages.  An MPU port could implement them with a region. */
+
+/* Bytes of a page: a power of two, at least 16; 0 if the system has no
+ * page protection to offer. */
+size_t kpn_port_page_size(void);
+
+/* Make the page at 'page' (page-aligned, kpn_port_page_size bytes, inside
+ * memory the core owns) inaccessible ('protect' 1) or readable and
+ * writable again ('protect' 0).  Returns 0, or nonzero if the system
+ * refused (then nothing changed). */
+int kpn_port_guard(void *page, int protect);
+
 #endif /* KPN_PORT_H */

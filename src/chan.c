@@ -2,14 +2,32 @@
 /* Channels: 1:1 ring buffers with copy semantics, blocking and EOF. */
 #include "kpn_int.h"
 
-int kpni_chan_valid(const kpn_chan *c)
+/* A channel of a live net, not a stale handle (kpn_int.h, "Stale
+ * handles"): its tag and its net's serial.  The net's first line is in
+ * every runner's cache, so a send pays a compare for it. */
+KPNI_TAG_READ int kpni_chan_valid(const kpn_chan *c)
 {
+#if KPN_COMPACT
+    /* The compact layout has no room for a serial: the tag alone
+     * (docs/errors.md says what that leaves unchecked). */
     return c != NULL && c->magic == KPNI_CHAN_MAGIC;
+#else
+    return c != NULL && c->magic == KPNI_CHAN_MAGIC &&
+           c->seal == kpni_seal(c, c->net, c->serial) && kpni_net_valid(c->net) &&
+           c->serial == c->net->serial && kpni_in_arena(c->net, c, sizeof *c);
+#endif
 }
 
-static int proc_of(const kpn_net *net, const kpn_proc *p)
+/* What a report may trust after a stack overflow (see kpni_proc_sane). */
+int kpni_chan_sane(const kpn_net *net, const kpn_chan *c)
 {
-    return p != NULL && p->magic == KPNI_PROC_MAGIC && p->net == net;
+    return kpni_in_arena(net, c, sizeof *c) && kpni_chan_valid(c) &&
+#if !KPN_COMPACT
+           c->net == net &&
+#endif
+           kpni_in_arena(net, c->writer, sizeof *c->writer) &&
+           kpni_in_arena(net, c->reader, sizeof *c->reader) &&
+           (c->next == NULL || kpni_in_arena(net, c->next, sizeof *c));
 }
 
 /* Ring bytes for 'cap' messages, or 0 if that overflows a size_t. */
@@ -48,6 +66,11 @@ kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
 
     kpni_memset(c, 0, sizeof *c);
     c->magic = KPNI_CHAN_MAGIC;
+#if !KPN_COMPACT
+    c->serial = net->serial;
+    c->net = net;
+    c->seal = kpni_seal(c, net, net->serial);
+#endif
     c->writer = writer;
     c->reader = reader;
     c->ring = (unsigned char *)c + kpni_align_up(sizeof *c);
@@ -73,7 +96,7 @@ kpn_status kpn_connect(kpn_net *net, kpn_chan **out, kpn_proc *writer,
                        kpn_proc *reader, size_t msg_size, size_t capacity)
 {
     if (!kpni_net_valid(net) || out == NULL || msg_size == 0 ||
-        !proc_of(net, writer) || !proc_of(net, reader))
+        !kpni_proc_live(net, writer) || !kpni_proc_live(net, reader))
         return KPN_EINVAL;
     if (net->state != KPNI_NET_IDLE || writer->state == KPN_PROC_EXITED ||
         reader->state == KPN_PROC_EXITED)

@@ -38,7 +38,7 @@ kpn_status kpn_connect_input(kpn_net *net, kpn_chan **out, kpn_proc *reader,
     kpn_status s;
 
     if (!kpni_net_valid(net) || out == NULL || msg_size == 0 || reader == NULL ||
-        reader->magic != KPNI_PROC_MAGIC || reader->net != net)
+        !kpni_proc_live(net, reader))
         return KPN_EINVAL;
     if (net->state != KPNI_NET_IDLE || reader->state == KPN_PROC_EXITED)
         return KPN_ESTATE;

@@ -98,6 +98,14 @@
 #define KPN_THREADS KPNI_UNIX
 #endif
 
+/* Guard pages (kpn_config.guard_pages) need the port's optional
+ * kpn_port_page_size and kpn_port_guard (port.h).  Hosted builds have
+ * them (port/pthread/); a bare-metal build leaves them out, and then
+ * cfg.guard_pages 1 is refused with KPN_EINVAL. */
+#ifndef KPN_GUARD_PAGES
+#define KPN_GUARD_PAGES KPN_THREADS
+#endif
+
 /* Broken internal invariants (never caller mistakes) go here; the few
  * checks sit off the hot path, so they stay on in release builds.  Define
  * KPN_ASSERT(cond) in the config file to route them to your handler. */
@@ -107,6 +115,15 @@
 #else
 #define KPN_ASSERT(c) do { if (!(c)) { volatile int *kpni_null = 0; *kpni_null = 0; } } while (0)
 #endif
+#endif
+
+/* A stack overflow that reached the net's own fields leaves nothing the
+ * library could trust to report it: the program stops here (fail-stop;
+ * docs/architecture.md).  Not an assertion: a caller's process did it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define kpni_fail_stop() __builtin_trap()
+#else
+#define kpni_fail_stop() do { volatile int *kpni_null = 0; *kpni_null = 0; } while (0)
 #endif
 
 /* ------------------------------------------------------------------ */
@@ -148,6 +165,14 @@
 #define KPNI_VG_ADDRESSABLE(p, n) ((void)VALGRIND_MAKE_MEM_DEFINED((p), (n)))
 #else
 #define KPNI_VG_ADDRESSABLE(p, n) ((void)0)
+#endif
+/* Checking a stale handle reads its old tag, which may now lie in a live
+ * process's stack, where AddressSanitizer poisons frame redzones: the
+ * read is the check, so the checks are not instrumented. */
+#ifdef KPNI_ASAN
+#define KPNI_TAG_READ __attribute__((no_sanitize_address))
+#else
+#define KPNI_TAG_READ
 #endif
 #ifdef KPNI_ASAN
 void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
@@ -204,6 +229,31 @@ void __tsan_switch_to_fiber(void *fiber, unsigned flags);
 #define KPNI_NET_MAGIC  0x6b706e4eu /* "kpnN" */
 #define KPNI_PROC_MAGIC 0x6b706e50u /* "kpnP" */
 #define KPNI_CHAN_MAGIC 0x6b706e43u /* "kpnC" */
+/* A net given up with kpn_net_release: its handles are stale, and its
+ * serial stays readable so the next net in the arena takes another. */
+#define KPNI_NET_RELEASED 0x6b706e52u /* "kpnR" */
+
+/*
+ * Stale handles.  Re-initialising an arena places the new net exactly
+ * where the old one was, so an old process's 'net' pointer and tag both
+ * still look right.  Every net therefore gets a serial, one more than
+ * that of the net it replaces in the same place (read before it is
+ * overwritten), and every process and channel records its net's serial:
+ * a handle is live only when its serial is its net's and it lies in the
+ * part of the arena carved so far.  Where no net is found, the serial is
+ * a hash of the bytes there (see kpn_net_init).  A new object carved exactly where an
+ * old one was is the new object; anywhere else in the carved part the
+ * old tag is overwritten by stack fill, a ring or another field.
+ *
+ * A stale record may also be overwritten in part (by a reserve block's
+ * header, say) so that its tag survives and its 'net' does not: 'seal'
+ * binds the record's address, 'net' and serial together, and 'net' is
+ * followed only when the seal holds.
+ */
+static inline uintptr_t kpni_seal(const void *self, const void *net, uint32_t serial)
+{
+    return ((uintptr_t)self ^ ((uintptr_t)net << 1) ^ serial) * (uintptr_t)0x9e3779b97f4a7c15ull;
+}
 
 #define KPNI_ALIGN 16u  /* every carve; the stack ABI wants 16 */
 
@@ -293,9 +343,11 @@ typedef enum kpni_net_state {
 
 struct kpn_net {
     uint32_t magic;
+    uint32_t serial;               /* see "Stale handles" above */
     kpni_net_state state;
     kpn_config cfg;
     kpni_arena arena;
+    size_t page;                   /* guard page size (cfg.guard_pages), else 0 */
     kpni_runner *runners;          /* cfg.runners of them */
     unsigned nrunners;
 #if KPN_THREADS
@@ -364,6 +416,10 @@ struct kpn_proc {
     kpn_port_ctx *ctx;
     /* the rest */
     uint32_t magic;
+#if !KPN_COMPACT
+    uint32_t serial;           /* its net's (see "Stale handles") */
+    uintptr_t seal;            /* kpni_seal(this, net, serial) */
+#endif
 #if KPN_THREADS
     unsigned home;             /* its runner under KPN_POLICY_STATIC */
 #endif
@@ -374,6 +430,7 @@ struct kpn_proc {
     uint64_t switches;
     kpn_proc *next;            /* all processes, spawn order */
 #if !KPN_COMPACT
+    kpn_proc *prev;            /* spawn order backwards (kpn_net_fault's blame) */
     kpn_chan *outs, *ins;      /* channels it writes / reads */
 #endif
     void (*fn)(void *);
@@ -382,6 +439,9 @@ struct kpn_proc {
     size_t stack_size;
     const char *name;          /* the copy, or the caller's (KPN_NAME_COPY) */
     size_t seen;               /* scratch stamp for the scan at rest */
+#if KPN_GUARD_PAGES
+    unsigned char *guard;      /* its protected page (cfg.guard_pages), or NULL */
+#endif
 };
 
 /* A channel and its ring, carved in one piece:
@@ -401,6 +461,9 @@ struct kpn_chan {
     unsigned char input;       /* written by kpn_offer from outside the net */
     unsigned char unused;
 #else
+    uint32_t serial;           /* its net's (see "Stale handles") */
+    kpn_net *net;
+    uintptr_t seal;            /* kpni_seal(this, net, serial) */
     int closed;
 #endif
     kpn_proc *writer, *reader; /* an input's writer is net->outside */
@@ -533,10 +596,14 @@ void kpni_unlock(kpn_net *net);
 
 /* proc.c */
 int kpni_proc_guard_intact(const kpn_proc *p);
+int kpni_proc_live(const kpn_net *net, const kpn_proc *p);
+int kpni_proc_sane(const kpn_net *net, const kpn_proc *p);
+void kpni_proc_unguard_all(kpn_net *net);
 void kpni_proc_finish(kpn_proc *p);
 
 /* chan.c */
 int kpni_chan_valid(const kpn_chan *c);
+int kpni_chan_sane(const kpn_net *net, const kpn_chan *c);
 kpn_status kpni_chan_grow(kpn_chan *c);
 int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why);
 kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
@@ -546,9 +613,12 @@ kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
 int kpni_resolve_block(kpn_proc *self);
 kpn_status kpni_resolve_quiet(kpn_net *net);
 kpn_status kpni_resolve_pending(kpn_net *net);
+void kpni_resolve_record(kpn_net *net);
 
 /* net.c */
 int kpni_net_valid(const kpn_net *net);
+int kpni_in_arena(const kpn_net *net, const void *p, size_t size);
+int kpni_net_sane(const kpn_net *net);
 
 /* stats.c: the totals kpn_net_stats and kpn_report share, without a
  * kpn_stats (384 bytes) on the caller's stack. */

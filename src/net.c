@@ -22,9 +22,32 @@ void kpn_config_default(kpn_config *cfg)
 #endif
 }
 
-int kpni_net_valid(const kpn_net *net)
+KPNI_TAG_READ int kpni_net_valid(const kpn_net *net)
 {
     return net != NULL && net->magic == KPNI_NET_MAGIC;
+}
+
+/* Whether [p, p + size) lies in the part of the arena carved so far
+ * (where every live process and channel is): a pointer read from
+ * damaged memory is checked with this before it is followed. */
+KPNI_TAG_READ int kpni_in_arena(const kpn_net *net, const void *p, size_t size)
+{
+    uintptr_t a = (uintptr_t)p;
+
+    return a % sizeof(void *) == 0 && a >= (uintptr_t)net->arena.base &&
+           a < (uintptr_t)net->arena.next && size <= (uintptr_t)net->arena.next - a;
+}
+
+/* The net's own fields that a report follows, after a stack overflow
+ * that may have reached them (the first process's stack lies just above
+ * the runners). */
+int kpni_net_sane(const kpn_net *net)
+{
+    return kpni_net_valid(net) && net->nrunners >= 1 && net->nrunners <= KPN_MAX_RUNNERS &&
+           net->nrunners == net->cfg.runners && net->arena.base == (const unsigned char *)net &&
+           net->arena.base <= net->arena.next && net->arena.next <= net->arena.end &&
+           net->runners == (const kpni_runner *)(const void *)(net->arena.base +
+                                                              kpni_align_up(sizeof *net));
 }
 
 /* What kpn_net_init carves, in order; each piece aligned, as carved. */
@@ -48,6 +71,17 @@ static size_t reserve_bytes(const kpn_config *cfg)
     return cfg->reserve_size == KPN_RESERVE_ARENA ? 0 : kpni_align_up(cfg->reserve_size);
 }
 
+/* What kpn_net_init carves, reserve included, without the alignment
+ * skip; 0 if the sum does not fit in a size_t. */
+static size_t net_bytes(const kpn_config *cfg)
+{
+    size_t fixed = kpni_align_up(sizeof(kpn_net)) + runner_bytes(cfg);
+
+    if (reserve_bytes(cfg) > (size_t)-1 - (KPNI_ALIGN - 1) - fixed)
+        return 0;
+    return fixed + reserve_bytes(cfg);
+}
+
 /* Caller mistakes in a configuration; KPN_OK if it can be used. */
 static kpn_status check_config(const kpn_config *cfg)
 {
@@ -59,8 +93,16 @@ static kpn_status check_config(const kpn_config *cfg)
          cfg->reserve_size > (size_t)-1 - KPNI_ALIGN) ||
         cfg->runners == 0 || cfg->runners > KPN_MAX_RUNNERS ||
         (cfg->policy != KPN_POLICY_WS && cfg->policy != KPN_POLICY_STATIC) ||
-        (cfg->wake != KPN_WAKE_LAST && cfg->wake != KPN_WAKE_WAKER))
+        (cfg->wake != KPN_WAKE_LAST && cfg->wake != KPN_WAKE_WAKER) ||
+        (cfg->guard_pages != 0 && cfg->guard_pages != 1))
         return KPN_EINVAL;
+#if KPN_GUARD_PAGES
+    if (cfg->guard_pages && kpn_port_page_size() < KPNI_ALIGN)
+        return KPN_EINVAL;
+#else
+    if (cfg->guard_pages)
+        return KPN_EINVAL; /* built without guard pages */
+#endif
 #if KPN_THREADS
     if (cfg->runners > 1 && (cfg->runner_stack < kpn_port_thread_stack_min() ||
                              cfg->runner_stack > (size_t)-1 / KPN_MAX_RUNNERS / 2))
@@ -80,11 +122,10 @@ size_t kpn_size_net(const kpn_config *user_cfg)
         cfg = *user_cfg;
     else
         kpn_config_default(&cfg);
-    if (check_config(&cfg) != KPN_OK)
+    if (check_config(&cfg) != KPN_OK || net_bytes(&cfg) == 0)
         return 0;
     /* The arena may start misaligned: count the worst-case skip. */
-    return (KPNI_ALIGN - 1) + kpni_align_up(sizeof(kpn_net)) + runner_bytes(&cfg) +
-           reserve_bytes(&cfg);
+    return (KPNI_ALIGN - 1) + net_bytes(&cfg);
 }
 
 /* Carve and set up the runners; NULL if the arena is too small. */
@@ -124,6 +165,22 @@ static kpni_runner *make_runners(kpni_arena *arena, kpn_net *net, const kpn_conf
     return rs;
 }
 
+/* No net was here, but one may have been, its trace overwritten by a net
+ * placed a few bytes off (whose handles it then shared a serial with):
+ * take the serial from what the bytes hold now (FNV-1a), so a net that
+ * comes back to a place takes another serial than the one it had. */
+static uint32_t trace_serial(const kpn_net *place)
+{
+    const unsigned char *b = (const unsigned char *)place;
+    uint32_t h = 2166136261u;
+    size_t i;
+
+    KPNI_VG_ADDRESSABLE(b, sizeof *place); /* the user's bytes, whatever they are */
+    for (i = 0; i < sizeof *place; ++i)
+        h = (h ^ b[i]) * 16777619u;
+    return h;
+}
+
 kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
                         const kpn_config *user_cfg)
 {
@@ -132,10 +189,11 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
     kpn_net *net;
     kpni_runner *runners;
     size_t reserve;
+    uint32_t serial;
     unsigned i;
 
-    if (out == NULL || mem == NULL)
-        return KPN_EINVAL;
+    if (out == NULL || mem == NULL || size > UINTPTR_MAX - (uintptr_t)mem)
+        return KPN_EINVAL; /* NULL, or an arena that wraps round the address space */
     if (user_cfg != NULL)
         cfg = *user_cfg;
     else
@@ -146,10 +204,24 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
     /* Check the whole layout fits before writing a byte: a failed init
      * leaves the arena, and any net that lives in it, as they were. */
     kpni_arena_init(&arena, mem, size);
-    reserve = reserve_bytes(&cfg);
-    if (kpn_size_net(&cfg) - (KPNI_ALIGN - 1) > (size_t)(arena.end - arena.next))
+#if KPN_GUARD_PAGES
+    if (cfg.guard_pages && (uintptr_t)mem % kpn_port_page_size() != 0)
+        return KPN_EINVAL;
+#endif
+    if (net_bytes(&cfg) == 0 || net_bytes(&cfg) > (size_t)(arena.end - arena.next))
         return KPN_ENOMEM;
+    reserve = reserve_bytes(&cfg);
     KPNI_UNPOISON(mem, size);
+    net = (kpn_net *)(void *)arena.base;
+    /* A net already here: give its guard pages back, and take the next
+     * serial so its handles go stale. */
+    if (net->magic == KPNI_NET_MAGIC || net->magic == KPNI_NET_RELEASED) {
+        serial = net->serial + 1;
+        if (net->magic == KPNI_NET_MAGIC)
+            kpni_proc_unguard_all(net);
+    } else {
+        serial = trace_serial(net);
+    }
     net = kpni_arena_carve(&arena, sizeof *net);
     runners = make_runners(&arena, net, &cfg);
     KPN_ASSERT(net != NULL && runners != NULL);
@@ -167,14 +239,29 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
 
     kpni_memset(net, 0, sizeof *net);
     net->magic = KPNI_NET_MAGIC;
+    net->serial = serial;
     net->state = KPNI_NET_IDLE;
     net->cfg = cfg;
     net->arena = arena;
+#if KPN_GUARD_PAGES
+    net->page = cfg.guard_pages ? kpn_port_page_size() : 0;
+#endif
     net->runners = runners;
     net->nrunners = cfg.runners;
     net->halt = KPN_OK;
     net->reserve_carved = reserve;
     kpni_pool_add(&net->pool, arena.end, reserve);
     *out = net;
+    return KPN_OK;
+}
+
+kpn_status kpn_net_release(kpn_net *net)
+{
+    if (!kpni_net_valid(net))
+        return KPN_EINVAL;
+    if (net->state == KPNI_NET_RUNNING)
+        return KPN_ESTATE;
+    kpni_proc_unguard_all(net);
+    net->magic = KPNI_NET_RELEASED; /* the serial stays: see kpn_net_init */
     return KPN_OK;
 }

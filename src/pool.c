@@ -91,19 +91,56 @@ void kpni_pool_free(kpni_pool *pool, void *p)
     insert(pool, b);
 }
 
+/* The 16-aligned part of [m, m + size) the pool uses: [*lo, *hi). */
+static void usable_part(uintptr_t m, size_t size, uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = (m + (KPNI_ALIGN - 1)) & ~(uintptr_t)(KPNI_ALIGN - 1);
+    *hi = (m + size) & ~(uintptr_t)(KPNI_ALIGN - 1);
+    if (*hi < *lo)
+        *hi = *lo;
+}
+
+static int overlaps(uintptr_t lo, uintptr_t hi, const void *b, size_t size)
+{
+    return lo < (uintptr_t)b + size && (uintptr_t)b < hi;
+}
+
+/* Whether [lo, hi) overlaps memory the pool already holds: a free block,
+ * or a block lent to a channel's ring.  Between them they cover the
+ * usable part of every region given so far, so no record of the regions
+ * is needed. */
+static int pool_overlaps(const kpn_net *net, uintptr_t lo, uintptr_t hi)
+{
+    const kpni_free *b;
+    const kpn_chan *c;
+
+    for (b = net->pool.free; b != NULL; b = b->next)
+        if (overlaps(lo, hi, b, b->size))
+            return 1;
+    for (c = net->chans; c != NULL; c = c->next)
+        if (c->ring_pooled &&
+            overlaps(lo, hi, c->ring - KPNI_POOL_HEADER,
+                     ((const kpni_free *)(const void *)(c->ring - KPNI_POOL_HEADER))->size))
+            return 1;
+    return 0;
+}
+
 kpn_status kpn_reserve_add(kpn_net *net, void *mem, size_t size)
 {
     uintptr_t m = (uintptr_t)mem, lo, hi;
 
-    if (!kpni_net_valid(net) || mem == NULL || size < KPNI_RESERVE_MIN ||
-        size > UINTPTR_MAX - m)
+    if (!kpni_net_valid(net) || mem == NULL || size > UINTPTR_MAX - m)
         return KPN_EINVAL;
-    if (net->state == KPNI_NET_RUNNING)
-        return KPN_ESTATE;
-    /* the whole arena, including the reserve carved from its top */
-    lo = (uintptr_t)net;
-    hi = (uintptr_t)net->arena.end + net->reserve_carved;
-    if (m < hi && m + size > lo)
+    usable_part(m, size, &lo, &hi);
+    if (hi - lo < KPNI_RESERVE_MIN)
+        return KPN_EINVAL;
+    if (net->state != KPNI_NET_IDLE)
+        return KPN_ESTATE; /* running, or its memory is suspect after an overflow */
+    /* the whole arena, including the reserve carved from its top, and
+     * every region given before: a block on the free list twice would
+     * make the list a loop */
+    if ((m < (uintptr_t)net->arena.end + net->reserve_carved && m + size > (uintptr_t)net) ||
+        pool_overlaps(net, lo, hi))
         return KPN_EINVAL;
     kpni_pool_add(&net->pool, mem, size);
     return KPN_OK;

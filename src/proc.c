@@ -93,13 +93,19 @@ static void proc_entry(void *arg)
     kpni_sched_exit(self);
 }
 
+/*
+ * With cfg.guard_pages the block starts with room for one whole page
+ * below the stagger, made inaccessible:
+ *
+ *   | to the page boundary | guard page (no access) | stagger | guard band | stack ...
+ */
 kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
                      void (*fn)(void *arg), void *arg, size_t stack_size)
 {
     size_t name_len = name_length(name);
     size_t stack = kpni_align_up(stack_size);
     size_t stagger, total;
-    unsigned char *block, *top;
+    unsigned char *block, *top, *guard = NULL;
     kpn_proc *p;
     char *name_copy;
 
@@ -110,11 +116,22 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
         return KPN_ESTATE;
     stagger = (net->nprocs % STAGGER_CYCLE) * STAGGER_STEP;
     total = block_size(stack_size, name_len, stagger);
-    if (total == 0 || stack < stack_size)
+    if (total == 0 || stack < stack_size || total > (size_t)-1 - 2 * net->page)
         return KPN_ENOMEM;
-    block = kpni_arena_carve(&net->arena, total);
+    block = kpni_arena_carve(&net->arena, total + 2 * net->page);
     if (block == NULL)
         return KPN_ENOMEM;
+#if KPN_GUARD_PAGES
+    if (net->page != 0) {
+        unsigned char *start = block;
+        guard = block + (net->page - (uintptr_t)block % net->page) % net->page;
+        block = guard + net->page;
+        if (kpn_port_guard(guard, 1) != 0) {
+            net->arena.next = start; /* nothing carved */
+            return KPN_ENOMEM;
+        }
+    }
+#endif
 
     /* See the picture above struct kpn_proc. */
     top = block + stagger + GUARD_OUTSIDE + stack;
@@ -126,6 +143,15 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
 
     kpni_memset(p, 0, sizeof *p);
     p->magic = KPNI_PROC_MAGIC;
+#if !KPN_COMPACT
+    p->serial = net->serial;
+    p->seal = kpni_seal(p, net, net->serial);
+#endif
+#if KPN_GUARD_PAGES
+    p->guard = guard;
+#else
+    (void)guard;
+#endif
     p->net = net;
     p->ctx = (kpn_port_ctx *)(void *)top;
     p->fn = fn;
@@ -148,6 +174,9 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
     p->fiber = __tsan_create_fiber(0);
 #endif
 
+#if !KPN_COMPACT
+    p->prev = net->procs_tail;
+#endif
     if (net->procs_tail != NULL)
         net->procs_tail->next = p;
     else
@@ -165,9 +194,63 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
     return KPN_OK;
 }
 
+/* 'p' is a process of a live net ('net' NULL: of its own net), not a
+ * stale handle of a net this arena held before (see "Stale handles" in
+ * kpn_int.h). */
+KPNI_TAG_READ int kpni_proc_live(const kpn_net *net, const kpn_proc *p)
+{
+    /* The record's own layout first: an overflow from the block above
+     * reaches the 'net' field only through the fields checked here, so
+     * 'net' is followed only when they are intact. */
+    return p != NULL && p->magic == KPNI_PROC_MAGIC &&
+           (!KPN_NAME_COPY || p->name == (const char *)p + kpni_align_up(sizeof *p)) &&
+           (const unsigned char *)p->ctx + kpni_align_up(kpn_port_ctx_size()) ==
+               (const unsigned char *)p &&
+           (const unsigned char *)p->ctx - p->stack_size == p->stack_lo &&
+#if !KPN_COMPACT
+           p->seal == kpni_seal(p, p->net, p->serial) && kpni_net_valid(p->net) &&
+           (net == NULL || p->net == net) && p->serial == p->net->serial &&
+#else
+           kpni_net_valid(p->net) && (net == NULL || p->net == net) &&
+#endif
+           kpni_in_arena(p->net, p, sizeof *p);
+}
+
+/* What a report may trust after a stack overflow: 'p' lies in the carved
+ * arena, is live, and the pointers it holds that a report follows point
+ * where spawn put them. */
+int kpni_proc_sane(const kpn_net *net, const kpn_proc *p)
+{
+    return kpni_in_arena(net, p, sizeof *p) && kpni_proc_live(net, p) &&
+           p->state <= KPN_PROC_FAULTED &&
+           (p->next == NULL || kpni_in_arena(net, p->next, sizeof *p)) &&
+           (p->wait == NULL || kpni_in_arena(net, p->wait, sizeof *p->wait));
+}
+
+/* Make every guard page of 'net' accessible again, as far as its process
+ * list can be trusted (kpn_net_init over it, kpn_net_release). */
+void kpni_proc_unguard_all(kpn_net *net)
+{
+#if KPN_GUARD_PAGES
+    kpn_proc *p;
+
+    if (net->page == 0)
+        return;
+    for (p = net->procs; p != NULL && kpni_in_arena(net, p, sizeof *p) &&
+                         p->magic == KPNI_PROC_MAGIC; p = p->next) {
+        if (p->guard != NULL && (uintptr_t)p->guard % net->page == 0 &&
+            p->guard >= net->arena.base && p->guard < (unsigned char *)p)
+            (void)kpn_port_guard(p->guard, 0);
+        p->guard = NULL;
+    }
+#else
+    (void)net;
+#endif
+}
+
 kpn_status kpn_proc_pin(kpn_proc *p, unsigned runner)
 {
-    if (p == NULL || p->magic != KPNI_PROC_MAGIC || runner >= p->net->nrunners)
+    if (!kpni_proc_live(NULL, p) || runner >= p->net->nrunners)
         return KPN_EINVAL;
     if (p->net->state == KPNI_NET_RUNNING)
         return KPN_ESTATE;
@@ -241,7 +324,7 @@ void kpni_proc_finish(kpn_proc *p)
 
 kpn_status kpn_proc_stats_get(const kpn_proc *p, kpn_proc_stats *out)
 {
-    if (p == NULL || p->magic != KPNI_PROC_MAGIC || out == NULL)
+    if (!kpni_proc_live(NULL, p) || out == NULL || !kpni_proc_sane(p->net, p))
         return KPN_EINVAL;
     out->name = p->name;
     out->state = (kpn_proc_state)p->state;
@@ -257,9 +340,10 @@ const kpn_proc *kpn_proc_next(const kpn_net *net, const kpn_proc *prev)
 {
     if (!kpni_net_valid(net))
         return NULL;
+    /* after a stack overflow the list may be damaged: stop where it is */
     if (prev == NULL)
-        return net->procs;
-    if (prev->magic != KPNI_PROC_MAGIC || prev->net != net)
+        return kpni_proc_sane(net, net->procs) ? net->procs : NULL;
+    if (!kpni_proc_sane(net, prev) || !kpni_proc_sane(net, prev->next))
         return NULL;
     return prev->next;
 }

@@ -43,10 +43,16 @@ static void put_uint(out *o, uint64_t v)
     put(o, digits);
 }
 
-static void put_name(out *o, const kpn_proc *p)
+/* A name as spawn copied it, read no further than the carved arena: after
+ * an overflow its terminator may be gone. */
+static void put_name(out *o, const kpn_net *net, const kpn_proc *p)
 {
+    const char *s = p->name;
+
     put(o, "\"");
-    put(o, p->name);
+    for (; (const unsigned char *)s < net->arena.next && *s != '\0'; ++s, ++o->n)
+        if (o->n + 1 < o->len)
+            o->buf[o->n] = *s;
     put(o, "\"");
 }
 
@@ -63,11 +69,16 @@ static const char *state_word(kpn_proc_state s)
     return "?";
 }
 
-static void put_chan(out *o, const kpn_chan *c)
+static void put_chan(out *o, const kpn_net *net, const kpn_chan *c)
 {
-    put_name(o, c->writer);
+    if (!kpni_chan_sane(net, c) || !kpni_proc_sane(net, c->writer) ||
+        !kpni_proc_sane(net, c->reader)) {
+        put(o, "a damaged channel");
+        return;
+    }
+    put_name(o, net, c->writer);
     put(o, " -> ");
-    put_name(o, c->reader);
+    put_name(o, net, c->reader);
     put(o, " (");
     put_uint(o, c->sent - c->received);
     put(o, "/");
@@ -77,21 +88,35 @@ static void put_chan(out *o, const kpn_chan *c)
     put(o, " bytes)");
 }
 
-/* The chain of waits from 'start': round a cycle back to it, or on to a
- * process that is not blocked, or into a true deadlock. */
+/* Whether 'p' is blocked on a channel a report can follow. */
+static int can_follow(const kpn_net *net, const kpn_proc *p)
+{
+    const kpn_chan *c = p->wait;
+
+    return kpni_proc_blocked(p) && kpni_chan_sane(net, c) &&
+           kpni_proc_sane(net, kpni_proc_waits_for(p));
+}
+
+/* The chain of waits from 'start': round a cycle back to it (all of it:
+ * every member of a true deadlock is 'dead'), or on to a process that is
+ * not blocked, or from outside into a true deadlock. */
 static void put_chain(out *o, const kpn_net *net, const kpn_proc *start)
 {
     const kpn_proc *p = start;
     size_t steps = 0;
 
-    put_name(o, p);
-    while (kpni_proc_blocked(p) && steps++ <= net->nprocs) {
+    if (!kpni_proc_sane(net, start)) {
+        put(o, "a damaged process");
+        return;
+    }
+    put_name(o, net, p);
+    while (can_follow(net, p) && steps++ <= net->nprocs) {
         p = kpni_proc_waits_for(p);
         put(o, " -> ");
-        put_name(o, p);
+        put_name(o, net, p);
         if (p == start)
             return;
-        if (p->dead) {
+        if (p->dead && !start->dead) {
             put(o, " (in a true deadlock)");
             return;
         }
@@ -104,14 +129,17 @@ size_t kpn_report(const kpn_net *net, char *buf, size_t len)
     const kpn_proc *p;
     kpni_counts st; /* not a kpn_stats: 384 bytes on a process-sized stack */
     uint64_t i;
+    size_t shown = 0;
 
     o.buf = buf;
     o.len = buf != NULL ? len : 0;
     o.n = 0;
-    if (!kpni_net_valid(net)) {
+    if (!kpni_net_sane(net)) {
+        if (kpni_net_valid(net))
+            put(&o, "kpn: the net's own bookkeeping is damaged: a stack overflow reached it\n");
         if (o.len > 0)
-            buf[0] = '\0';
-        return 0;
+            buf[o.n < o.len ? o.n : o.len - 1] = '\0';
+        return o.n;
     }
     kpni_stats_count(net, &st);
 
@@ -143,16 +171,25 @@ size_t kpn_report(const kpn_net *net, char *buf, size_t len)
     put_uint(&o, net->pool.peak);
     put(&o, "\n");
 
+    /* After a stack overflow objects below the stack may be damaged:
+     * report what can be trusted and say where the list stops. */
     for (p = net->procs; p != NULL; p = p->next) {
+        if (!kpni_proc_sane(net, p)) {
+            put(&o, "process list damaged after ");
+            put_uint(&o, shown);
+            put(&o, " processes: a stack overflow wrote over the bookkeeping\n");
+            break;
+        }
+        ++shown;
         if (p->state == KPN_PROC_EXITED)
             continue;
         put(&o, "process ");
-        put_name(&o, p);
+        put_name(&o, net, p);
         put(&o, ": ");
         put(&o, state_word((kpn_proc_state)p->state));
         if (p->wait != NULL && kpni_proc_blocked(p)) {
             put(&o, " on ");
-            put_chan(&o, p->wait);
+            put_chan(&o, net, p->wait);
         }
         if (p->dead)
             put(&o, ", in a true deadlock");
@@ -171,10 +208,14 @@ size_t kpn_report(const kpn_net *net, char *buf, size_t len)
     }
     if (net->fault != NULL) {
         put(&o, "stack overflow: process ");
-        put_name(&o, net->fault);
-        put(&o, " overran its ");
-        put_uint(&o, net->fault->stack_size);
-        put(&o, "-byte stack\n");
+        if (kpni_proc_sane(net, net->fault)) {
+            put_name(&o, net, net->fault);
+            put(&o, " overran its ");
+            put_uint(&o, net->fault->stack_size);
+            put(&o, "-byte stack\n");
+        } else {
+            put(&o, "(its record is damaged)\n");
+        }
     }
     if (net->pending_chan != NULL) {
         put(&o, "reserve exhausted: ");
@@ -182,7 +223,7 @@ size_t kpn_report(const kpn_net *net, char *buf, size_t len)
         put(&o, "\n  needs a free block of ");
         put_uint(&o, net->pending_bytes);
         put(&o, " bytes in the reserve to grow ");
-        put_chan(&o, net->pending_chan);
+        put_chan(&o, net, net->pending_chan);
         put(&o, "\n");
     }
     if (o.len > 0)

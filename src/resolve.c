@@ -150,6 +150,12 @@ static void record_cycles(kpn_net *net)
         s->seen = 0;
 }
 
+/* kpn_run with cfg.strict and no resolver: record the true deadlocks. */
+void kpni_resolve_record(kpn_net *net)
+{
+    record_cycles(net);
+}
+
 /*
  * Nothing can run.  Record the true deadlocks, then look for a process
  * still blocked on a write.  Every artificial cycle was resolved as it

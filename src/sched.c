@@ -262,6 +262,13 @@ static KPNI_NOINLINE void park(kpn_proc *self)
     kpn_proc *next;
 
     if (KPNI_UNLIKELY(!kpni_proc_guard_ok(self))) {
+        /* An overflow past the band may have reached the net's own
+         * fields (the first stack lies just above them): then there is
+         * no trustworthy way back, so stop here (fail-stop) rather than
+         * run on damaged state. */
+        if (!kpni_net_sane(self->net) || r->index >= self->net->nrunners ||
+            r != &self->net->runners[r->index] || r->net != self->net)
+            kpni_fail_stop();
         KPNI_STORE(&self->state, KPN_PROC_FAULTED);
         r->net->fault = self;
         kpni_sched_halt(r->net, KPN_ESTACK);
@@ -474,6 +481,60 @@ static kpn_status run_runners(kpn_net *net)
 }
 #endif
 
+/* The process whose block lies just above 'x' (an object an overflow
+ * damaged): processes are carved in spawn order, so it is the first live
+ * one above it, found from either end of the list as far as it can be
+ * trusted.  NULL if none is known. */
+static kpn_proc *blame(kpn_net *net, const void *x)
+{
+    kpn_proc *p, *best = NULL;
+
+    for (p = net->procs; kpni_proc_sane(net, p); p = p->next)
+        if ((const void *)p > x && (best == NULL || p < best))
+            best = p;
+#if !KPN_COMPACT
+    for (p = net->procs_tail; kpni_proc_sane(net, p); p = p->prev)
+        if ((const void *)p > x && (best == NULL || p < best))
+            best = p;
+#endif
+    if (best == NULL && kpni_proc_sane(net, net->procs_tail))
+        best = net->procs_tail;
+    if (best == NULL)
+        kpni_fail_stop(); /* damage, and no record left to name */
+    return best;
+}
+
+/*
+ * The switch checks only the guard words nearest each stack; a frame
+ * with a gap can step over them, and over the whole band.  Before
+ * declaring a run over, check every band whole, and every process and
+ * channel record for damage from an overflow that jumped the band: the
+ * process just above a damaged record is the one that overflowed.
+ */
+static kpn_proc *find_fault(kpn_net *net)
+{
+    kpn_proc *p, *last = NULL;
+    kpn_chan *c;
+    size_t n = 0;
+
+    if (!kpni_net_sane(net))
+        kpni_fail_stop(); /* see park */
+    for (p = net->procs; kpni_proc_sane(net, p); p = p->next) {
+        if (!kpni_proc_guard_intact(p))
+            return p;
+        last = p;
+        ++n;
+    }
+    if (n != net->nprocs || last != net->procs_tail)
+        return blame(net, p != NULL ? (const void *)p : (const void *)last);
+    n = 0;
+    for (c = net->chans; kpni_chan_sane(net, c); c = c->next)
+        ++n;
+    if (n != net->nchans)
+        return blame(net, c != NULL ? (const void *)c : (const void *)net);
+    return NULL;
+}
+
 kpn_status kpn_run(kpn_net *net)
 {
     kpn_proc *p;
@@ -500,20 +561,19 @@ kpn_status kpn_run(kpn_net *net)
 #endif
         runner_loop(&net->runners[0]);
 
-    /* The switch checks only the guard words nearest each stack; a frame
-     * with a gap can step over them.  Before declaring the run over,
-     * check every band whole. */
-    for (p = net->procs; p != NULL && net->fault == NULL; p = p->next) {
-        if (!kpni_proc_guard_intact(p)) {
-            p->state = KPN_PROC_FAULTED;
-            net->fault = p;
-        }
+    if (net->fault == NULL && (p = find_fault(net)) != NULL) {
+        p->state = KPN_PROC_FAULTED;
+        net->fault = p;
     }
     if (net->fault != NULL) {
         net->state = KPNI_NET_FAULTED;
         net->halt = KPN_ESTACK;
         return KPN_ESTACK;
     }
+    /* Strict without the resolver: the true deadlocks are found here,
+     * once the net is at rest (the scan the resolver makes). */
+    if (net->cfg.strict && !net->cfg.resolve)
+        kpni_resolve_record(net);
     net->state = KPNI_NET_IDLE;
     halt = net->halt;
     net->halt = KPN_OK;

@@ -11,7 +11,9 @@ void kpni_stats_count(const kpn_net *net, kpni_counts *out)
     unsigned i;
 
     kpni_memset(out, 0, sizeof *out);
-    for (p = net->procs; p != NULL; p = p->next) {
+    /* After a stack overflow an object may be damaged: count what can be
+     * trusted, and stop a list where it cannot (kpni_proc_sane). */
+    for (p = net->procs; kpni_proc_sane(net, p); p = p->next) {
         switch (p->state) {
         case KPN_PROC_EXITED: out->exited++; break;
         case KPN_PROC_BLOCKED_READ: out->blocked_read++; break;
@@ -24,7 +26,7 @@ void kpni_stats_count(const kpn_net *net, kpni_counts *out)
         out->discarded += net->runners[i].drops;
     }
     /* what was queued for a reader that exited is never received either */
-    for (c = net->chans; c != NULL; c = c->next)
+    for (c = net->chans; kpni_chan_sane(net, c); c = c->next)
         if (c->reader->state == KPN_PROC_EXITED)
             out->discarded += c->sent - c->received;
 }
@@ -34,8 +36,8 @@ kpn_status kpn_net_stats(const kpn_net *net, kpn_stats *out)
     kpni_counts counts;
     unsigned i;
 
-    if (!kpni_net_valid(net) || out == NULL)
-        return KPN_EINVAL;
+    if (!kpni_net_sane(net) || out == NULL)
+        return KPN_EINVAL; /* not a net, or one whose own fields are damaged */
     kpni_memset(out, 0, sizeof *out);
     kpni_stats_count(net, &counts);
     out->procs = net->nprocs;

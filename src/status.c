@@ -12,7 +12,8 @@ static const char *const messages[KPN_STATUS_COUNT] = {
     "not allowed in the current state",                          /* KPN_ESTATE */
     "the reserve pool cannot hold the channel growth needed",    /* KPN_ERESERVE */
     "a process overflowed its stack",                            /* KPN_ESTACK */
-    "deadlock: processes wait on each other to write",           /* KPN_EDEADLOCK */
+    ("deadlock: a writer waits on a full channel with the resolver off, "
+     "or (strict) processes wait to read from each other"),      /* KPN_EDEADLOCK */
     "the system refused a runner thread or semaphore",           /* KPN_ETHREAD */
     "the input channel is full: nothing was written",            /* KPN_EFULL */
 };

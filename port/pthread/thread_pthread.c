@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <link.h>
@@ -357,4 +358,26 @@ void kpn_port_idle_wake(kpn_port_idle *idle)
     idle->woken = 1;
     (void)pthread_cond_signal(&idle->woken_cond);
     (void)pthread_mutex_unlock(&idle->lock);
+}
+
+/*
+ * Guard pages
+ * -----------
+ * A page of the arena at the low end of a stack, made inaccessible, so an
+ * overflow faults at the instruction that crosses it instead of writing
+ * into the arena below.  The arena is ordinary memory (static, heap or
+ * mmap'ed): mprotect splits its mapping around each page, so every guard
+ * costs the process up to two more mappings (vm.max_map_count, 65530 by
+ * default on Linux, bounds them: docs/architecture.md has the figures).
+ */
+size_t kpn_port_page_size(void)
+{
+    long n = sysconf(_SC_PAGESIZE);
+
+    return n > 0 ? (size_t)n : 0;
+}
+
+int kpn_port_guard(void *page, int protect)
+{
+    return mprotect(page, kpn_port_page_size(), protect ? PROT_NONE : PROT_READ | PROT_WRITE);
 }

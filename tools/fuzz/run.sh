@@ -3,7 +3,11 @@
 # library's sources under ASan and UBSan, and fuzz for SECONDS.
 #
 # Usage (from anywhere; paths are the tree's):
-#   sh tools/fuzz/run.sh [SECONDS]      fuzz (default 60 s); non-zero on a crash
+#   sh tools/fuzz/run.sh [--target=net|api] [SECONDS]
+#                                       fuzz (default 60 s); non-zero on a crash.
+#                                       net (default): fuzz_net.c, whole networks;
+#                                       api: fuzz_api.c, hostile API call
+#                                       sequences (seeds tools/fuzz/corpus-api/)
 #   sh tools/fuzz/run.sh --merge [SECONDS]
 #                                       fuzz, then merge what grew coverage
 #                                       into the seed corpus tools/fuzz/corpus/
@@ -28,15 +32,17 @@ set -eu
 cd "$(dirname "$0")/../.."
 
 seconds=60
+which=net
 merge=0
 seeds=0
 replay=0
 while [ $# -gt 0 ]; do
     case $1 in
     --merge) merge=1 ;;
+    --target=net|--target=api) which=${1#--target=} ;;
     --seeds) seeds=1 ;;
     --replay) replay=1; shift; break ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *[!0-9]*|'') echo "fuzz: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     *) seconds=$1 ;;
     esac
@@ -62,8 +68,10 @@ fi
 port_c="$port_c port/pthread/thread_pthread.c"
 
 out=build/fuzz
-bin=$out/fuzz_net
-mkdir -p "$out/obj" "$out/corpus" "$out/artifacts"
+bin=$out/fuzz_$which
+if [ "$which" = net ]; then seeds_dir=tools/fuzz/corpus; work=$out/corpus
+else seeds_dir=tools/fuzz/corpus-api; work=$out/corpus-api; fi
+mkdir -p "$out/obj" "$work" "$out/artifacts"
 
 # The library and the target, with the same flags.  Stack-depth tracing
 # is left out: processes run on arena stacks, far from the thread's, and
@@ -77,7 +85,7 @@ fuzzflags="-fsanitize=fuzzer-no-link -fno-sanitize-coverage=stack-depth"
 build() {
     target=$1 extra=$2 link=$3
     stamp="$target.flags"
-    sources="src/*.c src/*.h include/*.h port/port.h $port_c $port_s bench/randnet.c bench/randnet.h tools/fuzz/fuzz_net.c tools/fuzz/run.sh"
+    sources="src/*.c src/*.h include/*.h port/port.h $port_c $port_s bench/randnet.c bench/randnet.h tools/fuzz/fuzz_$which.c tools/fuzz/run.sh"
     if [ -x "$target" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$cc $flags $extra $link $port" ] &&
        [ -z "$(find $sources -newer "$target" 2>/dev/null)" ]; then
         return 0
@@ -86,8 +94,8 @@ build() {
     objdir="$out/obj/$(basename "$target")"
     rm -rf "$objdir"; mkdir -p "$objdir"
     objs=""
-    # bench/randnet.c: the random-network generator behind byte 3's bit 6
-    for f in src/*.c $port_c bench/randnet.c tools/fuzz/fuzz_net.c; do
+    # bench/randnet.c: the random-network generator behind fuzz_net's byte 3, bit 6
+    for f in src/*.c $port_c bench/randnet.c tools/fuzz/fuzz_$which.c; do
         o="$objdir/$(echo "$f" | tr / _ | sed 's/\.c$/.o/')"
         $cc $flags $extra -c "$f" -o "$o"
         objs="$objs $o"
@@ -100,6 +108,15 @@ build() {
     echo "$cc $flags $extra $link $port" > "$stamp"
 }
 
+if [ $seeds = 1 ] && [ "$which" = api ]; then
+    build "$out/make_seeds_api" "-DKPN_FUZZ_SEEDS" ""
+    rm -f tools/fuzz/corpus-api/*
+    mkdir -p tools/fuzz/corpus-api tools/fuzz/crashes
+    "$out/make_seeds_api" tools/fuzz/corpus-api tools/fuzz/crashes 2> "$out/seeds.log" ||
+        { tail -40 "$out/seeds.log"; echo "fuzz: a seed fails its own checks" >&2; exit 1; }
+    grep -c '^tools/fuzz/corpus-api/' "$out/seeds.log" | sed 's/$/ seeds written to tools\/fuzz\/corpus-api/'
+    exit 0
+fi
 if [ $seeds = 1 ]; then
     build "$out/make_seeds" "-DKPN_FUZZ_SEEDS" ""
     rm -f tools/fuzz/corpus/*
@@ -144,13 +161,13 @@ if [ $replay = 1 ]; then
 fi
 
 # One fuzzing process (no -jobs/-workers): the machine is shared.
-log=$out/fuzz.log
+log=$out/fuzz_$which.log
 ls "$out/artifacts" > "$out/artifacts.before" 2>/dev/null || true
-echo "fuzz: $bin for ${seconds}s, working corpus $out/corpus, seeds tools/fuzz/corpus ($(ls tools/fuzz/corpus | wc -l) files)"
+echo "fuzz: $bin for ${seconds}s, working corpus $work, seeds $seeds_dir ($(ls $seeds_dir | wc -l) files)"
 start=$(date +%s)
 set +e
 $run "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
-    -artifact_prefix="$out/artifacts/" "$out/corpus" tools/fuzz/corpus > "$log" 2>&1
+    -artifact_prefix="$out/artifacts/" "$work" $seeds_dir > "$log" 2>&1
 rc=$?
 set -e
 elapsed=$(( $(date +%s) - start ))
@@ -161,7 +178,7 @@ runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
 [ -n "$runs" ] || runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$log" | tail -n 1)
 echo "fuzz: libFuzzer: ${last:-no status line}"
-echo "fuzz: ${runs:-?} executions in ${elapsed}s (${rate:-?}/s); working corpus $(ls "$out/corpus" | wc -l) files"
+echo "fuzz: ${runs:-?} executions in ${elapsed}s (${rate:-?}/s); working corpus $(ls "$work" | wc -l) files"
 
 if [ $rc -ne 0 ]; then
     echo "fuzz: FAILED (libFuzzer exit $rc); the end of $log:" >&2
@@ -174,9 +191,9 @@ if [ $rc -ne 0 ]; then
 fi
 
 if [ $merge = 1 ]; then
-    before=$(ls tools/fuzz/corpus | wc -l)
-    $run "$bin" -merge=1 tools/fuzz/corpus "$out/corpus" > "$out/merge.log" 2>&1 ||
+    before=$(ls $seeds_dir | wc -l)
+    $run "$bin" -merge=1 $seeds_dir "$work" > "$out/merge.log" 2>&1 ||
         { tail -20 "$out/merge.log"; exit 1; }
-    echo "fuzz: merged: tools/fuzz/corpus has $(ls tools/fuzz/corpus | wc -l) files (was $before)"
+    echo "fuzz: merged: $seeds_dir has $(ls $seeds_dir | wc -l) files (was $before)"
 fi
 echo "fuzz: no crash"
