@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* The papers' AES benchmark: scatter a buffer to n workers that AES-128-CTR it, gather, compare. */
-#define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include "kpn.h"
 #include "bench.h"
@@ -57,22 +56,9 @@ static void fill(unsigned char *buf, size_t len, unsigned run)
     }
 }
 
-static void fail(const char *what, kpn_status s, const kpn_net *net)
-{
-    fprintf(stderr, "aes: %s: %s\n", what, kpn_strerror(s));
-    if (net != NULL) {
-        char text[4096];
-        size_t need = kpn_report(net, text, sizeof text);
-        fprintf(stderr, "%s", text);
-        if (need >= sizeof text)
-            fprintf(stderr, "(report truncated: %zu bytes)\n", need);
-    }
-    exit(1);
-}
-
 int main(int argc, char **argv)
 {
-    ex_opt opt[] = {
+    bench_opt opt[] = {
         {"b", "log2 of the buffer's bytes", 26, NULL, AES_NET_MIN_K, MAX_B},
         {"k", "log2 of a chunk's bytes (n = 2^(b-k) workers)", 16, NULL, AES_NET_MIN_K, MAX_B},
         {"passes", "encryptions of every chunk", 4, NULL, 1, 10000},
@@ -89,15 +75,15 @@ int main(int argc, char **argv)
     kpn_stats st;
     kpn_status s;
     size_t need, len, worker_peak = 0, source_peak = 0, wp, sp;
-    double t0, t1, t2, bytes, mbps, seq_mbps;
+    double t0, bytes, mbps, seq_mbps;
     int run, runs, verified = 1, same, done;
 
-    ex_parse(argc, argv,
+    bench_parse(argc, argv,
              "The papers' AES benchmark: a source hands each of n = 2^(b-k) workers a\n"
              "2^k-byte chunk of a 2^b-byte buffer; each encrypts it in place 'passes'\n"
              "times with AES-128-CTR (mbedTLS) and replies.  Compared, in the same\n"
              "run, with the same encryption done sequentially, byte for byte.",
-             opt, (int)(sizeof opt / sizeof opt[0]));
+                opt, (int)(sizeof opt / sizeof opt[0]));
     memset(&p, 0, sizeof p);
     p.b = (unsigned)opt[B].value;
     p.k = (unsigned)opt[K].value;
@@ -105,18 +91,17 @@ int main(int argc, char **argv)
     p.runners = (unsigned)opt[RUNNERS].value;
     p.stack = (size_t)opt[STACK].value;
     runs = (int)opt[RUNS].value;
-    p.policy = ex_policy(argv[0], opt[POLICY].text);
+    p.policy = bench_policy(opt[POLICY].text);
     if (p.k > p.b || p.b - p.k > MAX_SPLIT) {
-        fprintf(stderr, "aes: --k wants %u..%u for b=%u (at most 2^%d workers)\n",
-                p.b > MAX_SPLIT ? p.b - MAX_SPLIT : AES_NET_MIN_K, p.b, p.b, MAX_SPLIT);
+        bench_note("--k wants %u..%u for b=%u (at most 2^%d workers)",
+                   p.b > MAX_SPLIT ? p.b - MAX_SPLIT : AES_NET_MIN_K, p.b, p.b, MAX_SPLIT);
         return 2;
     }
     need = aes_net_arena_size(&p);
     if (need == 0 || need > sizeof arena) {
-        fprintf(stderr,
-                "aes: the net needs %zu bytes of arena (%zu workers, stacks of %zu, %u runners) "
-                "but the arena has %zu; use a larger --k or a smaller --stack\n",
-                need, aes_net_workers(&p), p.stack, p.runners, sizeof arena);
+        bench_note("the net needs %zu bytes of arena (%zu workers, stacks of %zu, %u runners) "
+                   "but the arena has %zu; use a larger --k or a smaller --stack",
+                   need, aes_net_workers(&p), p.stack, p.runners, sizeof arena);
         return 1;
     }
     len = (size_t)1 << p.b;
@@ -124,66 +109,61 @@ int main(int argc, char **argv)
 
     mbedtls_aes_init(&aes);
     if (mbedtls_aes_setkey_enc(&aes, key, 128) != 0) {
-        fprintf(stderr, "aes: mbedtls_aes_setkey_enc failed\n");
+        bench_note("mbedtls_aes_setkey_enc failed");
         return 1;
     }
-    fprintf(stderr, "aes: %zu bytes, %zu workers of %zu bytes, %u passes, arena %zu of %zu\n",
-            len, aes_net_workers(&p), (size_t)1 << p.k, p.passes, need, sizeof arena);
+    bench_note("%zu bytes, %zu workers of %zu bytes, %u passes, arena %zu of %zu",
+               len, aes_net_workers(&p), (size_t)1 << p.k, p.passes, need, sizeof arena);
 
     memset(&st, 0, sizeof st);
     for (run = 0; run < runs; ++run) {
         fill(data[0], len, (unsigned)run);
-        t0 = ex_now();
+        t0 = bench_now();
         s = aes_net_build(&an, arena, sizeof arena, &p, &aes, iv, data[0], workers,
                           sizeof workers / sizeof workers[0]);
         if (s != KPN_OK)
-            fail("building the net", s, NULL);
-        t1 = ex_now();
-        s = kpn_run(an.net);
-        t2 = ex_now();
-        if (s != KPN_OK)
-            fail("kpn_run", s, an.net);
-        build[run] = t1 - t0;
-        wall[run] = t2 - t0;
+            bench_fail(NULL, s, "building the net");
+        build[run] = bench_now() - t0;
+        wall[run] = build[run] + bench_run(an.net);
         done = aes_net_done(&an);
-        EX_CHECK(kpn_net_stats(an.net, &st)); /* the last run's are reported */
+        BENCH_CHECK(kpn_net_stats(an.net, &st)); /* the last run's are reported */
         aes_net_stack_peaks(&an, &wp, &sp);
         worker_peak = wp > worker_peak ? wp : worker_peak;
         source_peak = sp > source_peak ? sp : source_peak;
 
         fill(data[1], len, (unsigned)run);
-        t0 = ex_now();
+        t0 = bench_now();
         if (aes_sequential(&aes, iv, p.passes, data[1], len) != 0) {
-            fprintf(stderr, "aes: the sequential encryption failed\n");
+            bench_note("the sequential encryption failed");
             return 1;
         }
-        seq[run] = ex_now() - t0;
+        seq[run] = bench_now() - t0;
 
         same = memcmp(data[0], data[1], len) == 0;
         verified &= done && same;
-        fprintf(stderr,
-                "aes: run %d/%d: kpn %.1f MB/s (%.3f s, build %.2f ms), sequential %.1f MB/s "
-                "(%.3f s), %s\n",
-                run + 1, runs, bytes / wall[run] / 1e6, wall[run], build[run] * 1e3,
-                bytes / seq[run] / 1e6, seq[run],
-                !done  ? "a worker or the source saw an error"
-                : same ? "identical"
-                       : "the buffers DIFFER");
+        bench_note("run %d/%d: kpn %.1f MB/s (%.3f s, build %.2f ms), sequential %.1f MB/s "
+                   "(%.3f s), %s",
+                   run + 1, runs, bytes / wall[run] / 1e6, wall[run], build[run] * 1e3,
+                   bytes / seq[run] / 1e6, seq[run],
+                   !done  ? "a worker or the source saw an error"
+                   : same ? "identical"
+                          : "the buffers DIFFER");
     }
-    mbps = bytes / ex_median(wall, runs) / 1e6;
-    seq_mbps = bytes / ex_median(seq, runs) / 1e6;
-    printf("aes: b=%u k=%u passes=%u n=%zu runners=%u policy=%s port=%s runs=%d stack=%zu "
-           "worker_stack_peak=%zu source_stack_peak=%zu build_ms=%.3f wall=%.4f seq_wall=%.4f "
-           "switches=%llu steals=%llu detections=%llu mbps=%.1f seq_mbps=%.1f ratio=%.3f "
-           "verified=%d\n",
-           p.b, p.k, p.passes, aes_net_workers(&p), p.runners, opt[POLICY].text,
-           KPN_BENCH_PORT, runs, p.stack, worker_peak, source_peak,
-           ex_median(build, runs) * 1e3, ex_median(wall, runs), ex_median(seq, runs),
-           (unsigned long long)st.switches, (unsigned long long)st.steals,
-           (unsigned long long)st.detections, mbps, seq_mbps, mbps / seq_mbps, verified);
+    mbps = bytes / bench_median(wall, runs) / 1e6;
+    seq_mbps = bytes / bench_median(seq, runs) / 1e6;
+    bench_result("b=%u k=%u passes=%u n=%zu runners=%u policy=%s port=%s runs=%d stack=%zu "
+                 "worker_stack_peak=%zu source_stack_peak=%zu build_ms=%.3f wall=%.4f "
+                 "seq_wall=%.4f switches=%llu steals=%llu detections=%llu mbps=%.1f "
+                 "seq_mbps=%.1f ratio=%.3f verified=%d",
+                 p.b, p.k, p.passes, aes_net_workers(&p), p.runners, opt[POLICY].text,
+                 KPN_BENCH_PORT, runs, p.stack, worker_peak, source_peak,
+                 bench_median(build, runs) * 1e3, bench_median(wall, runs),
+                 bench_median(seq, runs), (unsigned long long)st.switches,
+                 (unsigned long long)st.steals, (unsigned long long)st.detections, mbps, seq_mbps,
+                 mbps / seq_mbps, verified);
     mbedtls_aes_free(&aes);
     if (!verified) {
-        fprintf(stderr, "aes: verification failed\n");
+        bench_note("verification failed");
         return 1;
     }
     return 0;

@@ -1,130 +1,96 @@
 /* SPDX-License-Identifier: MIT */
-/* What every example shares: --name=value options, --help, a clock, a median. */
-#ifndef KPN_EXAMPLE_H
-#define KPN_EXAMPLE_H
+/* What every benchmark driver shares: options, the clock, medians, the burn loop, progress, the result line, failures. */
+#ifndef KPN_BENCH_H
+#define KPN_BENCH_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kpn.h"
 
+/* The port the driver was built for, named in its result line; the
+ * Makefile sets it. */
 #ifndef KPN_BENCH_PORT
 #define KPN_BENCH_PORT "unknown"
 #endif
 
+/*
+ * A driver's life: bench_parse reads '--name=value' options (and answers
+ * --help), bench_calibrate times the burn loop, the driver builds and runs
+ * its nets, reporting each run with bench_note on stderr, and it ends with
+ * bench_result: ONE line of name=value pairs on stdout, the line scripts
+ * read.  Any kpn call that fails goes to bench_fail, which prints the
+ * status's sentence and the net's report and exits 1.
+ */
+
 /* One option: '--name=value', an integer or (if 'text' is set) a string. */
-typedef struct ex_opt {
+typedef struct bench_opt {
     const char *name;
     const char *help;
     long long value;         /* integer options: default in, result out */
     const char *text;        /* string options: default in, result out */
     long long min, max;      /* accepted range of integer options */
-} ex_opt;
+} bench_opt;
 
-static inline void ex_usage(FILE *f, const char *prog, const char *what, const ex_opt *o, int n)
-{
-    int i;
-    fprintf(f, "usage: %s [--name=value ...]\n%s\n\noptions:\n", prog, what);
-    for (i = 0; i < n; ++i) {
-        if (o[i].text != NULL)
-            fprintf(f, "  --%-12s %s (default %s)\n", o[i].name, o[i].help, o[i].text);
-        else
-            fprintf(f, "  --%-12s %s (default %lld, %lld..%lld)\n", o[i].name, o[i].help,
-                    o[i].value, o[i].min, o[i].max);
-    }
-    fprintf(f, "  --help         this text\n"
-               "\nThe last line printed is name=value pairs for scripts.\n");
-}
+/* Parses argv into 'o' (n options) and remembers the program's name for
+ * the messages below; prints 'what' and the options and exits 0 on
+ * --help, exits 2 on an unknown option or a value out of range. */
+void bench_parse(int argc, char **argv, const char *what, bench_opt *o, int n);
 
-/* Parses argv into 'o'; exits 0 after --help, 2 on a bad option. */
-static inline void ex_parse(int argc, char **argv, const char *what, ex_opt *o, int n)
-{
-    int a, i;
-    for (a = 1; a < argc; ++a) {
-        const char *arg = argv[a], *eq;
-        int found = 0;
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            ex_usage(stdout, argv[0], what, o, n);
-            exit(0);
-        }
-        eq = strchr(arg, '=');
-        for (i = 0; i < n && eq != NULL && strncmp(arg, "--", 2) == 0; ++i) {
-            size_t len = (size_t)(eq - arg - 2);
-            if (strlen(o[i].name) != len || strncmp(arg + 2, o[i].name, len) != 0)
-                continue;
-            found = 1;
-            if (o[i].text != NULL) {
-                o[i].text = eq + 1;
-            } else {
-                char *end;
-                long long v = strtoll(eq + 1, &end, 10);
-                if (*end != '\0' || end == eq + 1 || v < o[i].min || v > o[i].max) {
-                    fprintf(stderr, "%s: --%s wants an integer in %lld..%lld, not '%s'\n",
-                            argv[0], o[i].name, o[i].min, o[i].max, eq + 1);
-                    exit(2);
-                }
-                o[i].value = v;
-            }
-        }
-        if (!found) {
-            fprintf(stderr, "%s: unknown option '%s' (try --help)\n", argv[0], arg);
-            exit(2);
-        }
-    }
-}
+/* The program's name, as bench_parse found it ("bench" before). */
+const char *bench_name(void);
 
-static inline double ex_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+/* --policy=ws|static and --wake=last|waker; exit 2 on anything else. */
+kpn_policy bench_policy(const char *text);
+kpn_wake bench_wake(const char *text);
 
-static inline int ex_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+/* Seconds on the monotonic clock. */
+double bench_now(void);
 
-/* Sorts 'v' in place and returns its median. */
-static inline double ex_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, ex_cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+/* Sorts 'v' (n >= 1 values) in place and returns its median. */
+double bench_median(double *v, int n);
 
-/* --policy=ws|static and --wake=last|waker; exits 2 on anything else. */
-static inline kpn_policy ex_policy(const char *prog, const char *text)
-{
-    if (strcmp(text, "ws") == 0)
-        return KPN_POLICY_WS;
-    if (strcmp(text, "static") == 0)
-        return KPN_POLICY_STATIC;
-    fprintf(stderr, "%s: --policy wants ws or static, not '%s'\n", prog, text);
-    exit(2);
-}
+/* Burns 'n' iterations of a busy loop: the unit of CPU work.  Its code is
+ * reached through a volatile pointer, so calibration and every caller run
+ * the very same machine code (an inlined copy may be placed differently:
+ * on one test machine a copy whose loop straddled a 32-byte fetch boundary
+ * ran half as fast). */
+void bench_burn(uint64_t n);
 
-static inline kpn_wake ex_wake(const char *prog, const char *text)
-{
-    if (strcmp(text, "last") == 0)
-        return KPN_WAKE_LAST;
-    if (strcmp(text, "waker") == 0)
-        return KPN_WAKE_WAKER;
-    fprintf(stderr, "%s: --wake wants last or waker, not '%s'\n", prog, text);
-    exit(2);
-}
+/* Iterations of bench_burn per microsecond on this machine: a trial grows
+ * until it takes 20 ms (the CPU clock settles meanwhile), then the median
+ * of 7 trials of that length.  '*trial' (may be NULL) gets the trial's
+ * iterations. */
+double bench_calibrate(uint64_t *trial);
 
-/* Exits with a sentence when a kpn call fails. */
-#define EX_CHECK(call)                                                           \
-    do {                                                                         \
-        kpn_status ex_s = (call);                                                \
-        if (ex_s != KPN_OK) {                                                    \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,        \
-                    kpn_strerror(ex_s));                                         \
-            exit(1);                                                             \
-        }                                                                        \
+/* A line on stderr, prefixed with the program's name: progress and
+ * commentary, never read by scripts. */
+void bench_note(const char *fmt, ...);
+
+/* The result: "NAME: " and then 'fmt', which must be space-separated
+ * name=value pairs, on stdout, and a newline.  Call it once, last. */
+void bench_result(const char *fmt, ...);
+
+/* 'v[0..n-1]' joined with commas, in a buffer that the next call
+ * overwrites: a list value for the result line. */
+const char *bench_list(const uint64_t *v, unsigned n);
+
+/* Prints "NAME: <what>: <kpn_strerror(s)>" and, if 'net' is not NULL,
+ * kpn_report of it, on stderr; exits 1. */
+void bench_fail(const kpn_net *net, kpn_status s, const char *what, ...);
+
+/* Runs 'net' and returns the seconds kpn_run took (runner start-up
+ * included); any status but KPN_OK goes to bench_fail with the report. */
+double bench_run(kpn_net *net);
+
+/* Exits through bench_fail when a kpn call does not return KPN_OK. */
+#define BENCH_CHECK(call)                                                       \
+    do {                                                                        \
+        kpn_status bench_s = (call);                                            \
+        if (bench_s != KPN_OK)                                                  \
+            bench_fail(NULL, bench_s, "%s:%d: %s", __FILE__, __LINE__, #call);  \
     } while (0)
 
-#endif /* KPN_EXAMPLE_H */
+#endif /* KPN_BENCH_H */

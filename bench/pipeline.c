@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* The papers' pipeline benchmark: messages carry CPU work through S stages; 1 runner vs R. */
-#define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include "kpn.h"
 #include "bench.h"
@@ -43,7 +42,7 @@ struct stage_io {
 
 /* Set by main before each run, read-only while the net runs. */
 static long long messages, stages;
-static unsigned long long burn_iterations; /* per message per stage */
+static uint64_t burn_iterations; /* per message per stage */
 
 /* Written by the sink only, read by main after kpn_run. */
 static long long sink_count, sink_bad, sink_first_bad = -1;
@@ -60,54 +59,6 @@ static uint64_t step(uint64_t check, uint32_t stage)
     return (check ^ stage) * UINT64_C(0x100000001b3);
 }
 
-/* Spins 'n' iterations.  The accumulator is volatile so the compiler must
- * do every load and store, and local so that runners burning at once on
- * different cores do not share a cache line. */
-static void burn(unsigned long long n)
-{
-    volatile unsigned long long acc = 0;
-
-    while (n-- > 0)
-        acc += n;
-    (void)acc; /* read once more: clang counts the stores alone as unused */
-}
-
-/* Calibration and the stages call 'burn' through this pointer, so the
- * compiler cannot inline it and both run the very same machine code.
- * Inlined copies may be placed differently: on one test machine a copy
- * whose loop straddled a 32-byte fetch boundary ran half as fast as
- * another, and every run took half the CPU time asked for. */
-static void (*volatile burn_code)(unsigned long long) = burn;
-
-/* Iterations of 'burn' per microsecond on this machine: grow a trial until
- * it takes 20 ms (which also gives the CPU clock time to settle), then time
- * 7 trials of that length and take the median, so one interrupted trial
- * does not skew it. */
-static double calibrate(unsigned long long *trial_iterations)
-{
-    enum { TRIALS = 7 };
-    double rate[TRIALS], t0, t;
-    unsigned long long n = 1000;
-    int i;
-
-    for (;;) {
-        t0 = ex_now();
-        burn_code(n);
-        t = ex_now() - t0;
-        if (t >= 0.020 || n >= (1ull << 40))
-            break;
-        n *= 2;
-    }
-    for (i = 0; i < TRIALS; ++i) {
-        t0 = ex_now();
-        burn_code(n);
-        t = ex_now() - t0;
-        rate[i] = (double)n / (t > 0 ? t * 1e6 : 1e-3);
-    }
-    *trial_iterations = n;
-    return ex_median(rate, TRIALS);
-}
-
 static void source(void *arg)
 {
     struct stage_io *io = arg;
@@ -118,7 +69,7 @@ static void source(void *arg)
         m.seq = (uint32_t)i;
         m.hops = 0;
         m.check = seed(m.seq);
-        EX_CHECK(KPN_SEND(io->out, &m));
+        BENCH_CHECK(KPN_SEND(io->out, &m));
     }
 }
 
@@ -129,13 +80,13 @@ static void stage(void *arg)
     kpn_status s;
 
     while ((s = KPN_RECV(io->in, &m)) == KPN_OK) {
-        burn_code(burn_iterations);
+        bench_burn(burn_iterations);
         m.check = step(m.check, io->number);
         ++m.hops;
-        EX_CHECK(KPN_SEND(io->out, &m));
+        BENCH_CHECK(KPN_SEND(io->out, &m));
     }
     if (s != KPN_EOF)
-        EX_CHECK(s);
+        BENCH_CHECK(s);
 }
 
 /* Counts and checks: the n-th message must be seq n, have passed S stages,
@@ -159,7 +110,7 @@ static void sink(void *arg)
         ++sink_count;
     }
     if (s != KPN_EOF)
-        EX_CHECK(s);
+        BENCH_CHECK(s);
 }
 
 /* The arena every run's net is carved from, again for each run.  At the
@@ -194,22 +145,6 @@ static size_t arena_need(const kpn_config *cfg, size_t capacity)
     return need + (size_t)(stages + 1) * kpn_size_chan(sizeof(struct msg), capacity);
 }
 
-static void fail(const char *what, kpn_status s, unsigned runners, const kpn_net *net)
-{
-    fprintf(stderr, "pipeline: %s with runners=%u: %s\n", what, runners, kpn_strerror(s));
-    if (s == KPN_EINVAL && runners > 1 && net == NULL)
-        fprintf(stderr, "pipeline: (a library built without KPN_THREADS accepts only "
-                        "runners=1: try --runners=1)\n");
-    if (net != NULL) {
-        char text[4096];
-        size_t need = kpn_report(net, text, sizeof text);
-        fprintf(stderr, "%s", text);
-        if (need >= sizeof text)
-            fprintf(stderr, "(report truncated: %zu bytes)\n", need);
-    }
-    exit(1);
-}
-
 /* Builds a fresh net on 'cfg->runners' runners, runs it, and returns the
  * wall time of kpn_run alone (runner threads start inside it, so their
  * start-up is counted; building the net is not).  '*verified' says
@@ -221,22 +156,23 @@ static double run_once(const kpn_config *cfg, size_t capacity, kpn_stats *st, in
     kpn_net *net = NULL;
     kpn_status s;
     long long i, n = stages + 2;
-    double t0, t;
+    double t;
 
     sink_count = 0;
     sink_bad = 0;
     sink_first_bad = -1;
     s = kpn_net_init(&net, arena, sizeof arena, cfg);
     if (s != KPN_OK)
-        fail("kpn_net_init", s, cfg->runners, NULL);
+        bench_fail(NULL, s, "kpn_net_init with runners=%u (a library built without "
+                   "KPN_THREADS accepts only runners=1)", cfg->runners);
     for (i = 0; i < n; ++i) {
         void (*fn)(void *) = i == 0 ? source : i == n - 1 ? sink : stage;
         proc_name(name, sizeof name, i);
         io[i].number = (uint32_t)i;
-        EX_CHECK(kpn_spawn(net, &proc[i], name, fn, &io[i], stack_size));
+        BENCH_CHECK(kpn_spawn(net, &proc[i], name, fn, &io[i], stack_size));
     }
     for (i = 0; i + 1 < n; ++i) {
-        EX_CHECK(kpn_connect(net, &io[i].out, proc[i], proc[i + 1], sizeof(struct msg),
+        BENCH_CHECK(kpn_connect(net, &io[i].out, proc[i], proc[i + 1], sizeof(struct msg),
                              capacity));
         io[i + 1].in = io[i].out;
     }
@@ -247,28 +183,23 @@ static double run_once(const kpn_config *cfg, size_t capacity, kpn_stats *st, in
     if (cfg->policy == KPN_POLICY_STATIC) {
         for (i = 0; i < n; ++i) {
             long long k = i == 0 ? 0 : i == n - 1 ? stages - 1 : i - 1;
-            EX_CHECK(kpn_proc_pin(proc[i], (unsigned)(k * (long long)cfg->runners / stages)));
+            BENCH_CHECK(kpn_proc_pin(proc[i], (unsigned)(k * (long long)cfg->runners / stages)));
         }
     }
 
-    t0 = ex_now();
-    s = kpn_run(net);
-    t = ex_now() - t0;
-    if (s != KPN_OK)
-        fail("kpn_run", s, cfg->runners, net);
-    EX_CHECK(kpn_net_stats(net, st));
+    t = bench_run(net);
+    BENCH_CHECK(kpn_net_stats(net, st));
     *verified = sink_count == messages && sink_bad == 0;
     if (!*verified)
-        fprintf(stderr,
-                "pipeline: runners=%u: the sink got %lld of %lld messages, %lld wrong "
-                "(first at position %lld)\n",
-                cfg->runners, sink_count, messages, sink_bad, sink_first_bad);
+        bench_note("runners=%u: the sink got %lld of %lld messages, %lld wrong "
+                   "(first at position %lld)",
+                   cfg->runners, sink_count, messages, sink_bad, sink_first_bad);
     return t;
 }
 
 int main(int argc, char **argv)
 {
-    ex_opt opt[] = {
+    bench_opt opt[] = {
         {"stages", "stages between the source and the sink", 50, NULL, 1, MAX_STAGES},
         {"d", "messages the source sends (work division)", 1000, NULL, 1, 100000000},
         {"t_ms", "ms of CPU each stage burns, summed over all messages", 50, NULL, 1,
@@ -283,19 +214,18 @@ int main(int argc, char **argv)
     };
     enum { STAGES, D, T_MS, CAPACITY, RUNNERS, POLICY, WAKE, RUNS };
     double wall[2][100], med[2], iterations_per_us, work_us;
-    unsigned long long trial;
+    uint64_t trial;
     unsigned runners;
-    size_t capacity, need, need_r;
+    size_t capacity, need;
     kpn_config cfg;
     kpn_stats st, st_r;
     int run, runs, which, verified, all_verified = 1;
-    unsigned r;
 
-    ex_parse(argc, argv,
+    bench_parse(argc, argv,
              "The papers' pipeline: a source sends d messages of T/d CPU-seconds each\n"
              "through S stages that each burn that and forward; a sink checks them.\n"
              "Runs on 1 runner and on R, alternating, and reports the speedup.",
-             opt, (int)(sizeof opt / sizeof opt[0]));
+                opt, (int)(sizeof opt / sizeof opt[0]));
     stages = opt[STAGES].value;
     messages = opt[D].value;
     capacity = (size_t)opt[CAPACITY].value;
@@ -303,35 +233,30 @@ int main(int argc, char **argv)
     runs = (int)opt[RUNS].value;
 
     kpn_config_default(&cfg);
-    cfg.policy = ex_policy(argv[0], opt[POLICY].text);
-    cfg.wake = ex_wake(argv[0], opt[WAKE].text);
+    cfg.policy = bench_policy(opt[POLICY].text);
+    cfg.wake = bench_wake(opt[WAKE].text);
 
     /* The R-runner net is the larger (its runner stacks come from the
-     * arena), but check both. */
-    cfg.runners = 1;
-    need = arena_need(&cfg, capacity);
+     * arena): it must fit. */
     cfg.runners = runners;
-    need_r = arena_need(&cfg, capacity);
-    if (need_r > need)
-        need = need_r;
+    need = arena_need(&cfg, capacity);
     if (need > sizeof arena) {
-        fprintf(stderr,
-                "pipeline: the net needs %zu bytes of arena (%lld stacks of %zu, %lld "
-                "channels of %zu messages, %u runners) but the arena has %zu; use fewer "
-                "--stages or a smaller --capacity\n",
-                need, stages + 2, stack_size, stages + 1, capacity, runners, sizeof arena);
+        bench_note("the net needs %zu bytes of arena (%lld stacks of %zu, %lld channels of "
+                   "%zu messages, %u runners) but the arena has %zu; use fewer --stages or "
+                   "a smaller --capacity",
+                   need, stages + 2, stack_size, stages + 1, capacity, runners, sizeof arena);
         return 1;
     }
 
-    iterations_per_us = calibrate(&trial);
+    iterations_per_us = bench_calibrate(&trial);
     work_us = (double)opt[T_MS].value * 1000.0 / (double)messages;
-    burn_iterations = (unsigned long long)(iterations_per_us * work_us + 0.5);
-    fprintf(stderr,
-            "pipeline: burn calibrated at %.1f iterations/us (median of 7 trials of %llu); "
-            "%.3f us = %llu iterations per message per stage\n",
-            iterations_per_us, trial, work_us, burn_iterations);
-    fprintf(stderr, "pipeline: %lld stages, d=%lld, %.3f CPU-s per run, arena %zu of %zu bytes\n",
-            stages, messages, (double)stages * (double)opt[T_MS].value / 1000.0, need,
+    burn_iterations = (uint64_t)(iterations_per_us * work_us + 0.5);
+    bench_note("burn calibrated at %.1f iterations/us (median of 7 trials of %llu); "
+               "%.3f us = %llu iterations per message per stage",
+               iterations_per_us, (unsigned long long)trial, work_us,
+               (unsigned long long)burn_iterations);
+    bench_note("%lld stages, d=%lld, %.3f CPU-s per run, arena %zu of %zu bytes",
+               stages, messages, (double)stages * (double)opt[T_MS].value / 1000.0, need,
             sizeof arena);
 
     memset(&st_r, 0, sizeof st_r);
@@ -342,28 +267,27 @@ int main(int argc, char **argv)
             all_verified &= verified;
             if (which == 1)
                 st_r = st; /* the stats reported are the last R-runner run's */
-            fprintf(stderr, "pipeline: runners=%u run %d/%d: %.3f s\n", cfg.runners, run + 1,
-                    runs, wall[which][run]);
+            bench_note("runners=%u run %d/%d: %.3f s", cfg.runners, run + 1, runs,
+                       wall[which][run]);
         }
     }
-    med[0] = ex_median(wall[0], runs);
-    med[1] = ex_median(wall[1], runs);
+    med[0] = bench_median(wall[0], runs);
+    med[1] = bench_median(wall[1], runs);
 
-    printf("pipeline: stages=%lld d=%lld runners=%u policy=%s wake=%s wall_1=%.3f wall_R=%.3f "
-           "msgs_per_s=%.0f msgs_per_s_1=%.0f speedup=%.3f verified=%d port=%s capacity=%zu "
-           "t_ms=%lld runs=%d work_us=%.3f iterations_per_us=%.1f steals=%llu "
-           "steal_attempts=%llu sleeps=%llu switches=%llu detections=%llu runner_switches=",
-           stages, messages, runners, opt[POLICY].text, opt[WAKE].text, med[0], med[1],
-           (double)(messages * stages) / med[1], (double)(messages * stages) / med[0],
-           med[0] / med[1], all_verified, KPN_BENCH_PORT, capacity, opt[T_MS].value, runs,
-           work_us, iterations_per_us, (unsigned long long)st_r.steals,
-           (unsigned long long)st_r.steal_attempts, (unsigned long long)st_r.sleeps,
-           (unsigned long long)st_r.switches, (unsigned long long)st_r.detections);
-    for (r = 0; r < runners; ++r)
-        printf("%s%llu", r ? "," : "", (unsigned long long)st_r.runner_switches[r]);
-    printf("\n");
+    bench_result("stages=%lld d=%lld runners=%u policy=%s wake=%s wall_1=%.3f wall_R=%.3f "
+                 "msgs_per_s=%.0f msgs_per_s_1=%.0f speedup=%.3f verified=%d port=%s "
+                 "capacity=%zu t_ms=%lld runs=%d work_us=%.3f iterations_per_us=%.1f "
+                 "steals=%llu steal_attempts=%llu sleeps=%llu switches=%llu detections=%llu "
+                 "runner_switches=%s",
+                 stages, messages, runners, opt[POLICY].text, opt[WAKE].text, med[0], med[1],
+                 (double)(messages * stages) / med[1], (double)(messages * stages) / med[0],
+                 med[0] / med[1], all_verified, KPN_BENCH_PORT, capacity, opt[T_MS].value,
+                 runs, work_us, iterations_per_us, (unsigned long long)st_r.steals,
+                 (unsigned long long)st_r.steal_attempts, (unsigned long long)st_r.sleeps,
+                 (unsigned long long)st_r.switches, (unsigned long long)st_r.detections,
+                 bench_list(st_r.runner_switches, runners));
     if (!all_verified) {
-        fprintf(stderr, "pipeline: verification failed\n");
+        bench_note("verification failed");
         return 1;
     }
     return 0;

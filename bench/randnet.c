@@ -26,6 +26,9 @@
  *     u -> v: it closes at least the cycle v -> ... -> u -> v.  The
  *     Vrba's thesis's rule: each process is incident to at most one back-edge.
  *
+ * With 'twins' > 0, each forward edge drawn in step 2 is followed, with
+ * that chance in 1024, by a parallel twin.
+ *
  * Vrba's thesis gives the shape of the distributions but not their
  * parameters.  DEG_Q and DIST_Q are chosen so that the papers' node counts
  * give their edge counts on average (over seeds 1..2000: 238 nodes in 50
@@ -44,10 +47,10 @@ enum {
 
 const rnet_preset rnet_presets[] = {
     /* Vrba's thesis, 5.2.3.1: "238 nodes and 364 edges in 50 layers" */
-    {"RND-A", {UINT64_C(4), 238, 50, 0}, 364, 0},
+    {"RND-A", {UINT64_C(4), 238, 50, 0, 0}, 364, 0},
     /* "212 nodes, 333 edges in 50 layers and 13 cycles" */
-    {"RND-B", {UINT64_C(92), 212, 50, 13}, 333, 13},
-    {NULL, {0, 0, 0, 0}, 0, 0},
+    {"RND-B", {UINT64_C(92), 212, 50, 13, 0}, 333, 13},
+    {NULL, {0, 0, 0, 0, 0}, 0, 0},
 };
 
 static int same_name(const char *a, const char *b)
@@ -198,7 +201,7 @@ rnet_error rnet_generate(rnet_graph *g, const rnet_params *p)
     rng r;
 
     if (g == NULL || p == NULL || p->layers < 1 || p->nodes < p->layers + 2 ||
-        p->nodes > RNET_MAX_NODES || p->back_edges < 0)
+        p->nodes > RNET_MAX_NODES || p->back_edges < 0 || p->twins < 0 || p->twins > 1024)
         return RNET_EINVAL;
     memset(g, 0, sizeof *g);
     g->params = *p;
@@ -247,6 +250,9 @@ rnet_error rnet_generate(rnet_graph *g, const rnet_params *p)
                 to = first[tl] + below(&r, width[tl]);
                 if (!has_edge(g, v, to)) {
                     if (add_edge(g, v, to, 0) < 0)
+                        return RNET_EFULL;
+                    if (p->twins > 0 && below(&r, 1024) < p->twins &&
+                        add_edge(g, v, to, 0) < 0)
                         return RNET_EFULL;
                     break;
                 }
@@ -413,26 +419,6 @@ int rnet_write_dot(const rnet_graph *g, FILE *f)
  * waits on it.
  */
 
-void rnet_burn(uint64_t n);
-
-static void burn(uint64_t n)
-{
-    volatile uint64_t acc = 0; /* volatile: every iteration loads and stores */
-
-    while (n-- > 0)
-        acc += n;
-    (void)acc;
-}
-
-/* Called through a volatile pointer, so it is never inlined: calibration
- * (in the example) and the processes run the very same machine code. */
-static void (*volatile burn_code)(uint64_t) = burn;
-
-void rnet_burn(uint64_t n)
-{
-    burn_code(n);
-}
-
 static void process(void *arg)
 {
     rnet_task *task = arg;
@@ -473,7 +459,8 @@ static void process(void *arg)
             continue;
         }
         if (v != 0) {
-            rnet_burn(t);
+            if (run->burn != NULL)
+                run->burn(t);
             burned += t;
         }
         /* n outputs this round: t/n each, the remainder to the last */

@@ -24,7 +24,11 @@
  * none.  Everything is drawn from one 64-bit seed with integer arithmetic
  * only, so a seed gives the same network on every machine.
  *
- * Work (see random_net.c for the protocol): the source emits 'total' work
+ * A twin is a second channel between the same two processes, drawn only
+ * when 'twins' asks for it: the unit tests' networks use twins to cross
+ * bursts (thesis figure 3.5), the papers' networks have none.
+ *
+ * Work (see randnet.c for the protocol): the source emits 'total' work
  * units (iterations of the burn loop) as 'rounds' messages; every process,
  * round after round, reads one message from each input, burns the sum and
  * splits it over its outputs; the sink adds up what arrives, which must be
@@ -40,6 +44,8 @@ typedef struct rnet_params {
     int nodes;      /* all processes, the source and the sink included */
     int layers;     /* layers between the source and the sink */
     int back_edges; /* back-edges wanted (fewer if no free pair is left) */
+    int twins;      /* chance in 1024 that a forward edge gets a parallel twin
+                     * (0, the papers' networks: no draw is made at all) */
 } rnet_params;
 
 /* A generated network.  Nodes are numbered layer by layer: 0 is the
@@ -76,7 +82,8 @@ const rnet_preset *rnet_preset_find(const char *name);
 
 typedef enum rnet_error {
     RNET_OK = 0,
-    RNET_EINVAL, /* nodes < layers + 2, layers < 1, back_edges < 0, or above the limits */
+    RNET_EINVAL, /* nodes < layers + 2, layers < 1, back_edges < 0, twins outside
+                  * 0..1024, or above the limits */
     RNET_EFULL   /* the forward edges drawn do not fit in RNET_MAX_EDGES */
 } rnet_error;
 
@@ -120,6 +127,9 @@ typedef struct rnet_task {
  * by the host after kpn_run.  Large: give it static storage. */
 struct rnet_run {
     const rnet_graph *g;
+    void (*burn)(uint64_t n); /* burns n units of work; NULL burns nothing
+                               * (the units are still counted); kept by
+                               * rnet_build, so set it before or after */
     uint64_t total;    /* work units the source emits */
     uint64_t rounds;   /* messages the source sends on each output ('d') */
     kpn_chan *chan[RNET_MAX_EDGES];
@@ -163,9 +173,5 @@ uint64_t rnet_burned(const rnet_run *run);
 /* 1 if the sink received exactly what the source emitted, every process
  * kept the protocol, and the sink got 'rounds' messages per input. */
 int rnet_work_ok(const rnet_run *run);
-
-/* Burn 'n' iterations of a busy loop: the unit of work.  Processes and
- * calibration call the same machine code (through a volatile pointer). */
-void rnet_burn(uint64_t n);
 
 #endif /* KPN_RANDOM_NET_H */

@@ -1,17 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* The papers' random networks (RND-A, RND-B): work through a layered net with cycles; 1 runner vs R. */
-#define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include "kpn.h"
 #include "bench.h"
 #include "randnet.h"
 
 /*
- * A random layered network (random_net.c draws it from a seed) carries CPU
+ * A random layered network (randnet.c draws it from a seed) carries CPU
  * work from a source to a sink: the source emits the work as d messages
  * per output, and every process reads one message from each input, burns
  * the sum and splits it over its outputs.  Back-edges close cycles and
- * carry work back one round (the protocol is in random_net.c and
+ * carry work back one round (the protocol is in randnet.c and
  * docs/example-random.md); the sink checks that it received exactly what
  * the source emitted.
  *
@@ -40,45 +39,6 @@ static unsigned char arena[96u << 20];
 static rnet_graph graph;
 static rnet_run run;
 
-static void fail(const char *what, kpn_status s, unsigned runners, const kpn_net *net)
-{
-    fprintf(stderr, "random: %s with runners=%u: %s\n", what, runners, kpn_strerror(s));
-    if (net != NULL) {
-        char text[4096];
-        size_t need = kpn_report(net, text, sizeof text);
-        fprintf(stderr, "%s", text);
-        if (need >= sizeof text)
-            fprintf(stderr, "(report truncated: %zu bytes)\n", need);
-    }
-    exit(1);
-}
-
-/* Iterations of the burn loop per microsecond: grow a trial until it takes
- * 20 ms (the CPU clock settles meanwhile), then the median of 7 trials. */
-static double calibrate(void)
-{
-    enum { TRIALS = 7 };
-    double rate[TRIALS], t0, t;
-    uint64_t n = 1000;
-    int i;
-
-    for (;;) {
-        t0 = ex_now();
-        rnet_burn(n);
-        t = ex_now() - t0;
-        if (t >= 0.020 || n >= (UINT64_C(1) << 40))
-            break;
-        n *= 2;
-    }
-    for (i = 0; i < TRIALS; ++i) {
-        t0 = ex_now();
-        rnet_burn(n);
-        t = ex_now() - t0;
-        rate[i] = (double)n / (t > 0 ? t * 1e6 : 1e-3);
-    }
-    return ex_median(rate, TRIALS);
-}
-
 /* Build the net afresh on 'cfg', run it, and return the wall time of
  * kpn_run alone (runner start-up included, building not). */
 static double run_once(const kpn_config *cfg, uint64_t total, uint64_t d, size_t capacity,
@@ -86,41 +46,34 @@ static double run_once(const kpn_config *cfg, uint64_t total, uint64_t d, size_t
 {
     kpn_net *net = NULL;
     kpn_status s;
-    double t0, t;
+    double t;
     int bad;
 
     s = kpn_net_init(&net, arena, sizeof arena, cfg);
     if (s != KPN_OK)
-        fail("kpn_net_init", s, cfg->runners, NULL);
+        bench_fail(NULL, s, "kpn_net_init with runners=%u", cfg->runners);
+    run.burn = bench_burn;
     s = rnet_build(net, &graph, &run, total, d, capacity, stack_size,
                    cfg->policy == KPN_POLICY_STATIC ? cfg->runners : 0);
     if (s != KPN_OK)
-        fail("building the network", s, cfg->runners, net);
-    t0 = ex_now();
-    s = kpn_run(net);
-    t = ex_now() - t0;
-    if (s != KPN_OK)
-        fail("kpn_run", s, cfg->runners, net);
-    EX_CHECK(kpn_net_stats(net, st));
+        bench_fail(net, s, "building the network with runners=%u", cfg->runners);
+    t = bench_run(net);
+    BENCH_CHECK(kpn_net_stats(net, st));
     *ok = rnet_work_ok(&run);
     if (!*ok) {
         int errors = rnet_errors(&run, &bad);
-        fprintf(stderr,
-                "random: runners=%u: the source emitted %llu units, the sink received %llu "
-                "in %llu messages; %d processes broke the protocol",
-                cfg->runners, (unsigned long long)run.total,
-                (unsigned long long)run.sink_total, (unsigned long long)run.sink_messages,
-                errors);
-        if (bad >= 0)
-            fprintf(stderr, " (first: node %d, error %d)", bad, run.error[bad]);
-        fprintf(stderr, "\n");
+        bench_note("runners=%u: the source emitted %llu units, the sink received %llu in %llu "
+                   "messages; %d processes broke the protocol (first: node %d, error %d)",
+                   cfg->runners, (unsigned long long)run.total,
+                   (unsigned long long)run.sink_total, (unsigned long long)run.sink_messages,
+                   errors, bad, bad >= 0 ? run.error[bad] : 0);
     }
     return t;
 }
 
 int main(int argc, char **argv)
 {
-    ex_opt opt[] = {
+    bench_opt opt[] = {
         {"preset", "RND-A (238 nodes, 364 edges, 50 layers, no cycles) or RND-B (212, 333, "
                    "50, 13 cycles)", 0, "RND-B", 0, 0},
         {"seed", "custom network: generator seed (-1: the preset's)", -1, NULL, -1,
@@ -153,25 +106,24 @@ int main(int argc, char **argv)
     rnet_params params;
     rnet_error ge;
     uint64_t total, d;
-    unsigned runners, r;
-    size_t capacity, need, need_r;
+    unsigned runners;
+    size_t capacity, need;
     kpn_config cfg;
     kpn_stats st, st_r;
     int run_i, runs, which, ok, all_ok = 1;
 
-    ex_parse(argc, argv,
+    bench_parse(argc, argv,
              "The papers' random networks (Vrba's thesis, 5.2.1.4): a source, layers of processes\n"
              "with random forward edges and cycle-closing back-edges, and a sink.  The source\n"
              "emits the work as d messages per output; each process reads one message from\n"
              "every input, burns the sum and splits it over its outputs; the sink checks the\n"
              "total.  Runs on 1 runner and on R, alternating, and reports the speedup and the\n"
              "deadlock detections per second.",
-             opt, (int)(sizeof opt / sizeof opt[0]));
+                opt, (int)(sizeof opt / sizeof opt[0]));
 
     preset = rnet_preset_find(opt[PRESET].text);
     if (preset == NULL) {
-        fprintf(stderr, "%s: --preset wants RND-A or RND-B, not '%s'\n", argv[0],
-                opt[PRESET].text);
+        bench_note("--preset wants RND-A or RND-B, not '%s'", opt[PRESET].text);
         return 2;
     }
     params = preset->params;
@@ -195,58 +147,50 @@ int main(int argc, char **argv)
 
     kpn_config_default(&cfg);
     cfg.reserve_size = reserve_size;
-    cfg.policy = ex_policy(argv[0], opt[POLICY].text);
-    cfg.wake = ex_wake(argv[0], opt[WAKE].text);
+    cfg.policy = bench_policy(opt[POLICY].text);
+    cfg.wake = bench_wake(opt[WAKE].text);
 
     ge = rnet_generate(&graph, &params);
     if (ge != RNET_OK) {
-        fprintf(stderr,
-                "random: cannot draw %d nodes in %d layers with %d back-edges: %s\n",
-                params.nodes, params.layers, params.back_edges,
+        bench_note("cannot draw %d nodes in %d layers with %d back-edges: %s",
+                   params.nodes, params.layers, params.back_edges,
                 ge == RNET_EINVAL ? "want 1 <= layers <= nodes-2 and nodes <= 2048"
                                   : "more than 8192 edges");
         return 2;
     }
     if (graph.back_edges < params.back_edges)
-        fprintf(stderr, "random: only %d of the %d back-edges found a free pair of processes\n",
-                graph.back_edges, params.back_edges);
+        bench_note("only %d of the %d back-edges found a free pair of processes",
+                   graph.back_edges, params.back_edges);
     if (opt[DOT].text[0] != '\0') {
         FILE *f = fopen(opt[DOT].text, "w");
         if (f == NULL || rnet_write_dot(&graph, f) != 0 || fclose(f) != 0) {
-            fprintf(stderr, "random: cannot write %s\n", opt[DOT].text);
+            bench_note("cannot write %s", opt[DOT].text);
             return 1;
         }
-        fprintf(stderr, "random: wrote %s\n", opt[DOT].text);
+        bench_note("wrote %s", opt[DOT].text);
     }
 
-    cfg.runners = 1;
-    need = rnet_arena_size(&graph, &cfg, capacity, stack_size);
+    /* the R-runner net is the larger (runner stacks): it must fit */
     cfg.runners = runners;
-    need_r = rnet_arena_size(&graph, &cfg, capacity, stack_size);
-    if (need_r > need)
-        need = need_r;
+    need = rnet_arena_size(&graph, &cfg, capacity, stack_size);
     if (need > sizeof arena) {
-        fprintf(stderr,
-                "random: the net needs %zu bytes of arena (%d stacks of %zu, %d channels of "
-                "%zu messages, a %zu-byte reserve, %u runners) but the arena has %zu; use "
-                "fewer --nodes or a smaller --capacity\n",
-                need, graph.nodes, stack_size, graph.edges, capacity, reserve_size, runners,
+        bench_note("the net needs %zu bytes of arena (%d stacks of %zu, %d channels of %zu "
+                   "messages, a %zu-byte reserve, %u runners) but the arena has %zu; use "
+                   "fewer --nodes or a smaller --capacity",
+                   need, graph.nodes, stack_size, graph.edges, capacity, reserve_size, runners,
                 sizeof arena);
         return 1;
     }
 
-    iterations_per_us = calibrate();
+    iterations_per_us = bench_calibrate(NULL);
     flow = rnet_flow_factor(&graph);
     total = (uint64_t)((double)opt[WORK_MS].value * 1000.0 * iterations_per_us / flow + 0.5);
-    fprintf(stderr,
-            "random: %s: %d nodes, %d edges (%d back-edges), %d layers, widths 1..%d, seed "
-            "%llu\n",
-            preset_name, graph.nodes, graph.edges, graph.back_edges, graph.layers,
+    bench_note("%s: %d nodes, %d edges (%d back-edges), %d layers, widths 1..%d, seed %llu",
+               preset_name, graph.nodes, graph.edges, graph.back_edges, graph.layers,
             graph.max_width, (unsigned long long)graph.params.seed);
-    fprintf(stderr,
-            "random: burn calibrated at %.1f iterations/us; flow factor %.2f, so the source "
-            "emits %llu iterations (%.3f ms) for %lld ms of work, %.3f us per source message\n",
-            iterations_per_us, flow, (unsigned long long)total,
+    bench_note("burn calibrated at %.1f iterations/us; flow factor %.2f, so the source emits "
+               "%llu iterations (%.3f ms) for %lld ms of work, %.3f us per source message",
+               iterations_per_us, flow, (unsigned long long)total,
             (double)total / iterations_per_us / 1000.0, opt[WORK_MS].value,
             (double)total / iterations_per_us / (double)d);
 
@@ -262,40 +206,38 @@ int main(int argc, char **argv)
                 st_r = st; /* the stats reported are the last R-runner run's */
                 burned_ms = (double)rnet_burned(&run) / iterations_per_us / 1000.0;
             }
-            fprintf(stderr,
-                    "random: runners=%u run %d/%d: %.3f s, %.0f detections/s, %llu "
-                    "resolutions, work %s\n",
-                    cfg.runners, run_i + 1, runs, wall[which][run_i], det[which][run_i],
+            bench_note("runners=%u run %d/%d: %.3f s, %.0f detections/s, %llu resolutions, "
+                       "work %s",
+                       cfg.runners, run_i + 1, runs, wall[which][run_i], det[which][run_i],
                     (unsigned long long)st.resolutions, ok ? "ok" : "WRONG");
         }
     }
     for (which = 0; which < 2; ++which) {
-        med_wall[which] = ex_median(wall[which], runs);
-        med_det[which] = ex_median(det[which], runs);
-        med_res[which] = ex_median(res[which], runs);
+        med_wall[which] = bench_median(wall[which], runs);
+        med_det[which] = bench_median(det[which], runs);
+        med_res[which] = bench_median(res[which], runs);
     }
 
-    printf("random: preset=%s nodes=%d edges=%d cycles=%d d=%llu runners=%u layers=%d "
-           "seed=%llu capacity=%zu policy=%s wake=%s runs=%d port=%s work_ms=%lld "
-           "work_units=%llu flow=%.2f burned_ms=%.1f iterations_per_us=%.1f messages=%llu "
-           "msgs_per_s=%.0f detections=%llu resolutions=%llu detections_per_s_1=%.0f "
-           "resolutions_per_s_1=%.0f resolutions_per_s=%.0f reserve_peak=%zu steals=%llu "
-           "sleeps=%llu switches=%llu runner_switches=",
-           preset_name, graph.nodes, graph.edges, graph.back_edges, (unsigned long long)d,
-           runners, graph.layers, (unsigned long long)graph.params.seed, capacity,
-           opt[POLICY].text, opt[WAKE].text, runs, KPN_BENCH_PORT, opt[WORK_MS].value,
-           (unsigned long long)total, flow, burned_ms, iterations_per_us,
-           (unsigned long long)st_r.messages, (double)st_r.messages / med_wall[1],
-           (unsigned long long)st_r.detections, (unsigned long long)st_r.resolutions,
-           med_det[0], med_res[0], med_res[1], st_r.reserve_peak,
-           (unsigned long long)st_r.steals, (unsigned long long)st_r.sleeps,
-           (unsigned long long)st_r.switches);
-    for (r = 0; r < runners; ++r)
-        printf("%s%llu", r ? "," : "", (unsigned long long)st_r.runner_switches[r]);
-    printf(" wall_1=%.3f wall_R=%.3f speedup=%.3f detections_per_s=%.0f work_ok=%d\n",
-           med_wall[0], med_wall[1], med_wall[0] / med_wall[1], med_det[1], all_ok);
+    bench_result("preset=%s nodes=%d edges=%d cycles=%d d=%llu runners=%u layers=%d "
+                 "seed=%llu capacity=%zu policy=%s wake=%s runs=%d port=%s work_ms=%lld "
+                 "work_units=%llu flow=%.2f burned_ms=%.1f iterations_per_us=%.1f "
+                 "messages=%llu msgs_per_s=%.0f detections=%llu resolutions=%llu "
+                 "detections_per_s_1=%.0f resolutions_per_s_1=%.0f resolutions_per_s=%.0f "
+                 "reserve_peak=%zu steals=%llu sleeps=%llu switches=%llu runner_switches=%s "
+                 "wall_1=%.3f wall_R=%.3f speedup=%.3f detections_per_s=%.0f work_ok=%d",
+                 preset_name, graph.nodes, graph.edges, graph.back_edges,
+                 (unsigned long long)d, runners, graph.layers,
+                 (unsigned long long)graph.params.seed, capacity, opt[POLICY].text,
+                 opt[WAKE].text, runs, KPN_BENCH_PORT, opt[WORK_MS].value,
+                 (unsigned long long)total, flow, burned_ms, iterations_per_us,
+                 (unsigned long long)st_r.messages, (double)st_r.messages / med_wall[1],
+                 (unsigned long long)st_r.detections, (unsigned long long)st_r.resolutions,
+                 med_det[0], med_res[0], med_res[1], st_r.reserve_peak,
+                 (unsigned long long)st_r.steals, (unsigned long long)st_r.sleeps,
+                 (unsigned long long)st_r.switches, bench_list(st_r.runner_switches, runners),
+                 med_wall[0], med_wall[1], med_wall[0] / med_wall[1], med_det[1], all_ok);
     if (!all_ok) {
-        fprintf(stderr, "random: the work was not conserved\n");
+        bench_note("the work was not conserved");
         return 1;
     }
     return 0;

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* The papers' ring benchmark (lmbench's lat_ctx): tokens pass around N processes. */
-#define _POSIX_C_SOURCE 199309L
 #include "kpn.h"
 #include "bench.h"
 
@@ -25,7 +24,7 @@ static void first(void *arg)
     long long i, total = trips * tokens;
     int t;
 
-    started = ex_now();
+    started = bench_now();
     for (t = 0; t < tokens; ++t)
         kpn_send(rp->out, &t);
     for (i = 0; i < total; ++i) {
@@ -33,7 +32,7 @@ static void first(void *arg)
         if (i < total - tokens)
             kpn_send(rp->out, &t);
     }
-    stopped = ex_now();
+    stopped = bench_now();
 }
 
 static void forward(void *arg)
@@ -49,7 +48,7 @@ static unsigned char arena[256u << 20];
 
 int main(int argc, char **argv)
 {
-    ex_opt opt[] = {
+    bench_opt opt[] = {
         {"procs", "processes in the ring", 1000, NULL, 2, 1000000},
         {"trips", "round trips each token makes", 1000, NULL, 1, 1000000000},
         {"tokens", "tokens circulating at once", 1, NULL, 1, 1000000},
@@ -69,8 +68,8 @@ int main(int argc, char **argv)
     kpn_stats st;
     kpn_config cfg;
 
-    ex_parse(argc, argv, "Pass tokens round a ring of processes; report ns per hop.",
-             opt, (int)(sizeof opt / sizeof opt[0]));
+    bench_parse(argc, argv, "Pass tokens round a ring of processes; report ns per hop.",
+                opt, (int)(sizeof opt / sizeof opt[0]));
     n = opt[PROCS].value;
     trips = opt[TRIPS].value;
     tokens = opt[TOKENS].value;
@@ -78,17 +77,17 @@ int main(int argc, char **argv)
     kpn_config_default(&cfg);
     cfg.resolve = (int)opt[RESOLVE].value;
     cfg.runners = (unsigned)opt[RUNNERS].value;
-    cfg.policy = ex_policy(argv[0], opt[POLICY].text);
+    cfg.policy = bench_policy(opt[POLICY].text);
     need = kpn_size_net(&cfg) +
            (size_t)n * (kpn_size_proc((size_t)opt[STACK].value, 4) +
                         kpn_size_chan(sizeof(int), (size_t)opt[CAPACITY].value));
     if (need > sizeof arena) {
-        fprintf(stderr, "ring: needs %zu bytes of arena, has %zu\n", need, sizeof arena);
+        bench_note("needs %zu bytes of arena, has %zu", need, sizeof arena);
         return 1;
     }
     if (tokens > n * opt[CAPACITY].value) {
-        fprintf(stderr, "ring: %lld tokens cannot fit in %lld channels of %lld\n", tokens, n,
-                opt[CAPACITY].value);
+        bench_note("%lld tokens cannot fit in %lld channels of %lld", tokens, n,
+                   opt[CAPACITY].value);
         return 1;
     }
 
@@ -97,34 +96,34 @@ int main(int argc, char **argv)
         kpn_proc *p[2];
         kpn_proc *prev = NULL, *p0 = NULL;
 
-        EX_CHECK(kpn_net_init(&net, arena, sizeof arena, &cfg));
+        BENCH_CHECK(kpn_net_init(&net, arena, sizeof arena, &cfg));
         for (i = 0; i < n; ++i) {
-            EX_CHECK(kpn_spawn(net, &p[0], "ring", i == 0 ? first : forward, &rp[i],
-                               (size_t)opt[STACK].value));
+            BENCH_CHECK(kpn_spawn(net, &p[0], "ring", i == 0 ? first : forward, &rp[i],
+                                  (size_t)opt[STACK].value));
             if (i == 0)
                 p0 = p[0];
             else
-                EX_CHECK(kpn_connect(net, &rp[i - 1].out, prev, p[0], sizeof(int),
-                                     (size_t)opt[CAPACITY].value));
+                BENCH_CHECK(kpn_connect(net, &rp[i - 1].out, prev, p[0], sizeof(int),
+                                        (size_t)opt[CAPACITY].value));
             prev = p[0];
         }
-        EX_CHECK(kpn_connect(net, &rp[n - 1].out, prev, p0, sizeof(int),
-                             (size_t)opt[CAPACITY].value));
+        BENCH_CHECK(kpn_connect(net, &rp[n - 1].out, prev, p0, sizeof(int),
+                                (size_t)opt[CAPACITY].value));
         for (i = 0; i < n; ++i)
             rp[i].in = rp[i == 0 ? n - 1 : i - 1].out;
-        EX_CHECK(kpn_run(net));
-        EX_CHECK(kpn_net_stats(net, &st));
+        bench_run(net);
+        BENCH_CHECK(kpn_net_stats(net, &st));
         hops = n * trips * tokens;
         ns[run] = (stopped - started) * 1e9 / (double)hops;
-        fprintf(stderr, "ring: run %d/%d: %.1f ns/hop\n", run + 1, runs, ns[run]);
+        bench_note("run %d/%d: %.1f ns/hop", run + 1, runs, ns[run]);
     }
     hops = n * trips * tokens;
-    printf("ring: procs=%lld hops=%lld ns_per_hop=%.1f port=%s trips=%lld tokens=%lld "
-           "capacity=%lld resolve=%lld runners=%u policy=%s runs=%d switches=%llu "
-           "detections=%llu steals=%llu\n",
-           n, hops, ex_median(ns, runs), KPN_BENCH_PORT, trips, tokens,
-           opt[CAPACITY].value, opt[RESOLVE].value, cfg.runners, opt[POLICY].text, runs,
-           (unsigned long long)st.switches, (unsigned long long)st.detections,
-           (unsigned long long)st.steals);
+    bench_result("procs=%lld hops=%lld ns_per_hop=%.1f port=%s trips=%lld tokens=%lld "
+                 "capacity=%lld resolve=%lld runners=%u policy=%s runs=%d switches=%llu "
+                 "detections=%llu steals=%llu",
+                 n, hops, bench_median(ns, runs), KPN_BENCH_PORT, trips, tokens,
+                 opt[CAPACITY].value, opt[RESOLVE].value, cfg.runners, opt[POLICY].text, runs,
+                 (unsigned long long)st.switches, (unsigned long long)st.detections,
+                 (unsigned long long)st.steals);
     return 0;
 }

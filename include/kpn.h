@@ -70,6 +70,7 @@ typedef enum kpn_status {
     KPN_EDEADLOCK,  /* a writer waits on a full channel with cfg.resolve 0, or
                        (cfg.strict) processes wait to read from each other */
     KPN_ETHREAD,    /* the OS refused a runner thread or semaphore */
+    KPN_EFULL,      /* kpn_offer: the input channel is full; nothing written */
     KPN_STATUS_COUNT /* number of codes; not a status */
 } kpn_status;
 
@@ -97,10 +98,13 @@ typedef struct kpn_chan kpn_chan;
  * high-water mark in kpn_proc_stats.  Not enough for printf of huge
  * floating-point values (glibc: 27 KiB for a long double of 1e4000) nor
  * for a signal handler: on a hosted system that may deliver signals to a
- * process, give it 8 KiB or more, or use sigaltstack. */
+ * process, give it 8 KiB or more, or use sigaltstack.  The Cortex-M
+ * port measures its own (320 bytes, docs/porting.md). */
 #ifndef KPN_STACK_MIN
 #define KPN_STACK_MIN 4096u
 #endif
+
+/* The smallest stack kpn_spawn accepts in this build of the library. */
 size_t kpn_stack_min(void);
 
 /* ------------------------------------------------------------------ */
@@ -237,8 +241,10 @@ kpn_status kpn_net_init(kpn_net **net, void *arena, size_t arena_size,
                         const kpn_config *cfg);
 
 /* Create a process that will run 'fn(arg)' on a stack of 'stack_size'
- * bytes carved from the arena.  'name' (may be NULL) is copied.
- * KPN_EINVAL: 'net', 'proc' or 'fn' NULL, or 'stack_size' < KPN_STACK_MIN.
+ * bytes carved from the arena.  'name' (may be NULL) is copied; a build
+ * with KPN_NAME_COPY 0 (the bare-metal default) keeps the pointer
+ * instead, and the string must then outlive the net.
+ * KPN_EINVAL: 'net', 'proc' or 'fn' NULL, or 'stack_size' < kpn_stack_min().
  * KPN_ESTATE: the net is running, or faulted.
  * KPN_ENOMEM: the arena is full (or the block's size overflows); with
  *             cfg.guard_pages also when the system refuses to protect
@@ -257,10 +263,56 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **proc, const char *name,
 kpn_status kpn_connect(kpn_net *net, kpn_chan **chan, kpn_proc *writer,
                        kpn_proc *reader, size_t msg_size, size_t capacity);
 
+/* ------------------------------------------------------------------ */
+/* Input from outside the net: interrupt handlers and other threads     */
+
+/* Create an input channel: 'reader' receives with kpn_recv, as from any
+ * channel, messages of 'msg_size' bytes that code outside the net hands
+ * over with kpn_offer; it holds 'capacity' of them (0: the default) and
+ * never grows (the resolver leaves it alone).  Host thread, before a run.
+ * KPN_EINVAL: a NULL argument, 'msg_size' 0, a reader of another net, or
+ *             a ring that would not fit in a size_t.
+ * KPN_ESTATE: the net is running, or 'reader' has exited.
+ * KPN_ENOMEM: the arena is full (the first input also takes the port's
+ *             idle object and a small record: kpn_size_proc(0, 0) covers
+ *             both).
+ * KPN_ETHREAD: the system refused the idle object (hosted ports). */
+kpn_status kpn_connect_input(kpn_net *net, kpn_chan **out, kpn_proc *reader,
+                             size_t msg_size, size_t capacity);
+
+/* Copy 'msg' (msg_size bytes) into input channel 'in'.  Callable from an
+ * interrupt handler or from another thread while the net runs, or from
+ * the host between runs; never blocks.  One producer per channel at a
+ * time: two handlers or threads offering to the same input must not
+ * overlap (different inputs are independent).  If the reader has exited
+ * the message is dropped and KPN_OK returned.
+ *   KPN_OK      queued; a running net that idles for input wakes.
+ *   KPN_EFULL   the channel holds 'capacity' messages; nothing written.
+ *   KPN_EINVAL  'in' or 'msg' NULL, or not a channel.
+ *   KPN_EPERM   'in' is a channel but not an input.
+ *   KPN_ESTATE  the input was closed.
+ *
+ * Determinism: each process still sees a function of its inputs.  What
+ * the net outputs depends only on the sequence of messages offered to
+ * each input (and where it was closed), never on when they came or how
+ * they interleave with the net's own work; only the timing of outputs
+ * does. */
+kpn_status kpn_offer(kpn_chan *in, const void *msg);
+
+/* Close input 'in': the reader drains what is queued, then gets KPN_EOF.
+ * Same callers as kpn_offer.  KPN_EINVAL: NULL or not a channel.
+ * KPN_EPERM: not an input.  KPN_ESTATE: already closed. */
+kpn_status kpn_input_close(kpn_chan *in);
+
 /* Run the network until no process can run.  Processes are scheduled
  * cooperatively: one runs until it blocks or returns.  With cfg.resolve
  * (the default) an artificial deadlock is resolved the moment it closes,
  * by growing the smallest full channel on its cycle from the reserve pool.
+ * With input channels: while a process waits on an open input and
+ * nothing else can run, kpn_run does not return but sleeps in the port's
+ * idle hook (WFI on Cortex-M, a condition variable on POSIX) until an
+ * offer or a close comes; it returns once every awaited input is closed
+ * and the net is at rest.
  *   KPN_OK        every process has exited or waits on a read that no
  *                 process can ever satisfy (Kahn termination).
  *   KPN_ERESERVE  an artificial deadlock needs a channel to grow and the
@@ -384,12 +436,14 @@ typedef enum kpn_proc_state {
 } kpn_proc_state;
 
 typedef struct kpn_proc_stats {
-    const char *name;        /* the copy made by kpn_spawn; "" if none */
+    const char *name;        /* as given to kpn_spawn (its copy); "" if none */
     kpn_proc_state state;
     const kpn_chan *waiting_on; /* the channel it is blocked on, or NULL */
     const void *stack_base;  /* lowest usable stack address (e.g. for an
                                 MPU region or a stack-limit register) */
-    size_t stack_size;       /* usable bytes: the request rounded up to 16 */
+    size_t stack_size;       /* usable bytes: the request rounded up to 16,
+                                less the guard band in a build that keeps
+                                it inside the stack (bare metal) */
     size_t stack_peak;       /* high-water mark: most bytes ever used */
     uint64_t switches;       /* times it was dispatched */
 } kpn_proc_stats;

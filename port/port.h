@@ -89,6 +89,35 @@ void kpn_port_sem_destroy(kpn_port_sem *s);
 void kpn_port_yield(void);
 
 /* ------------------------------------------------------------------ */
+/* Idling: only for a net with input channels (kpn_connect_input).  When
+ * a process waits on an open input and nothing else can run, kpn_run
+ * sleeps here until kpn_offer or kpn_input_close, called from an
+ * interrupt handler or another thread, wakes it.  The object is carved
+ * from the arena at the first kpn_connect_input.
+ *
+ *   size     bytes of the object: a multiple of 16.
+ *   init     returns 0, or nonzero if the system refused (the call that
+ *            asked then fails with KPN_ETHREAD).
+ *   wait     returns once 'wake' has been called since the last return,
+ *            at once if it already was; it may also return early (the
+ *            core then looks again).  Must not lose a wake that comes
+ *            between the core's last look and the sleep: on Cortex-M,
+ *            mask interrupts, test the flag 'wake' sets, WFI, unmask;
+ *            on POSIX, a flag under a mutex and a condition variable.
+ *   wake     callable from an interrupt handler (bare metal) or from any
+ *            thread (hosted); never blocks for long, never fails.
+ *
+ * A port that cannot sleep makes 'wait' return at once: kpn_run then
+ * polls its inputs, correct but busy. */
+
+typedef struct kpn_port_idle kpn_port_idle;
+
+size_t kpn_port_idle_size(void);
+int kpn_port_idle_init(kpn_port_idle *idle);
+void kpn_port_idle_wait(kpn_port_idle *idle);
+void kpn_port_idle_wake(kpn_port_idle *idle);
+
+/* ------------------------------------------------------------------ */
 /* Guard pages: optional.  Only for a build with KPN_GUARD_PAGES (every
  * hosted build by default; port/pthread/thread_pthread.c implements them
  * with mprotect).  A bare-metal port leaves them out and builds with

@@ -7,15 +7,24 @@
  * every runner's cache, so a send pays a compare for it. */
 KPNI_TAG_READ int kpni_chan_valid(const kpn_chan *c)
 {
+#if KPN_COMPACT
+    /* The compact layout has no room for a serial: the tag alone
+     * (docs/errors.md says what that leaves unchecked). */
+    return c != NULL && c->magic == KPNI_CHAN_MAGIC;
+#else
     return c != NULL && c->magic == KPNI_CHAN_MAGIC &&
            c->seal == kpni_seal(c, c->net, c->serial) && kpni_net_valid(c->net) &&
            c->serial == c->net->serial && kpni_in_arena(c->net, c, sizeof *c);
+#endif
 }
 
 /* What a report may trust after a stack overflow (see kpni_proc_sane). */
 int kpni_chan_sane(const kpn_net *net, const kpn_chan *c)
 {
-    return kpni_in_arena(net, c, sizeof *c) && kpni_chan_valid(c) && c->net == net &&
+    return kpni_in_arena(net, c, sizeof *c) && kpni_chan_valid(c) &&
+#if !KPN_COMPACT
+           c->net == net &&
+#endif
            kpni_in_arena(net, c->writer, sizeof *c->writer) &&
            kpni_in_arena(net, c->reader, sizeof *c->reader) &&
            (c->next == NULL || kpni_in_arena(net, c->next, sizeof *c));
@@ -38,18 +47,14 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity)
     return kpni_align_up(sizeof(kpn_chan)) + kpni_align_up(ring);
 }
 
-kpn_status kpn_connect(kpn_net *net, kpn_chan **out, kpn_proc *writer,
-                       kpn_proc *reader, size_t msg_size, size_t capacity)
+/* Carve and link a channel; the caller has checked its arguments.
+ * 'writer' is net->outside for an input (input.c), which has no lists. */
+kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
+                          kpn_proc *reader, size_t msg_size, size_t capacity)
 {
     size_t total;
     kpn_chan *c;
 
-    if (!kpni_net_valid(net) || out == NULL || msg_size == 0 ||
-        !kpni_proc_live(net, writer) || !kpni_proc_live(net, reader))
-        return KPN_EINVAL;
-    if (net->state != KPNI_NET_IDLE || writer->state == KPN_PROC_EXITED ||
-        reader->state == KPN_PROC_EXITED)
-        return KPN_ESTATE;
     if (capacity == 0)
         capacity = net->cfg.default_capacity;
     total = kpn_size_chan(msg_size, capacity);
@@ -61,24 +66,42 @@ kpn_status kpn_connect(kpn_net *net, kpn_chan **out, kpn_proc *writer,
 
     kpni_memset(c, 0, sizeof *c);
     c->magic = KPNI_CHAN_MAGIC;
+#if !KPN_COMPACT
     c->serial = net->serial;
     c->net = net;
     c->seal = kpni_seal(c, net, net->serial);
+#endif
     c->writer = writer;
     c->reader = reader;
     c->ring = (unsigned char *)c + kpni_align_up(sizeof *c);
     c->msg_size = msg_size;
     c->cap = capacity;
+#if !KPN_COMPACT
     c->ring_bytes = msg_size * capacity;
-    c->next_out = writer->outs;
-    writer->outs = c;
+    if (writer != net->outside) {
+        c->next_out = writer->outs;
+        writer->outs = c;
+    }
     c->next_in = reader->ins;
     reader->ins = c;
+#endif
     c->next = net->chans;
     net->chans = c;
     net->nchans++;
     *out = c;
     return KPN_OK;
+}
+
+kpn_status kpn_connect(kpn_net *net, kpn_chan **out, kpn_proc *writer,
+                       kpn_proc *reader, size_t msg_size, size_t capacity)
+{
+    if (!kpni_net_valid(net) || out == NULL || msg_size == 0 ||
+        !kpni_proc_live(net, writer) || !kpni_proc_live(net, reader))
+        return KPN_EINVAL;
+    if (net->state != KPNI_NET_IDLE || writer->state == KPN_PROC_EXITED ||
+        reader->state == KPN_PROC_EXITED)
+        return KPN_ESTATE;
+    return kpni_chan_make(net, out, writer, reader, msg_size, capacity);
 }
 
 /* Most messages are a word or two: give the compiler a constant size so
@@ -165,7 +188,7 @@ kpn_status kpn_send(kpn_chan *c, const void *msg)
     }
     copy_msg(c->ring + c->wpos, msg, c->msg_size);
     c->wpos += c->msg_size;
-    if (c->wpos == c->ring_bytes)
+    if (c->wpos == KPNI_RING_BYTES(c))
         c->wpos = 0;
     KPNI_STORE_REL(&c->sent, c->sent + 1);
     self->runner->messages++;
@@ -196,7 +219,7 @@ kpn_status kpn_recv(kpn_chan *c, void *msg)
     }
     copy_msg(msg, c->ring + c->rpos, c->msg_size);
     c->rpos += c->msg_size;
-    if (c->rpos == c->ring_bytes)
+    if (c->rpos == KPNI_RING_BYTES(c))
         c->rpos = 0;
     KPNI_STORE_REL(&c->received, c->received + 1);
     release(self, c->writer, c, KPN_PROC_BLOCKED_WRITE);
@@ -261,7 +284,7 @@ kpn_status kpni_chan_grow(kpn_chan *c)
     kpn_net *net = c->writer->net;
     size_t fill = c->sent - c->received;
     size_t bytes = fill * c->msg_size;
-    size_t first = c->ring_bytes - c->rpos;
+    size_t first = KPNI_RING_BYTES(c) - c->rpos;
     size_t want = c->cap;
     unsigned char *ring = NULL;
 
@@ -290,7 +313,9 @@ kpn_status kpni_chan_grow(kpn_chan *c)
     c->ring = ring;
     c->ring_pooled = 1;
     c->cap = want;
+#if !KPN_COMPACT
     c->ring_bytes = want * c->msg_size;
+#endif
     c->rpos = 0;
     c->wpos = bytes;
     return KPN_OK;

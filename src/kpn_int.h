@@ -3,9 +3,20 @@
 #ifndef KPN_INT_H
 #define KPN_INT_H
 
-/* The config file first: it may set KPN_STACK_MIN, which kpn.h defaults. */
+/* The user's options come first, then the port's measured settings
+ * (KPN_STACK_MIN, layout defaults), so that either may set what kpn.h
+ * and the defaults below only fill in.  A bare-metal Cortex-M build finds
+ * its port's settings by the target alone, with no flags; another port
+ * names its header with -DKPN_PORT_CONFIG='"NAME/port_config.h"'. */
 #ifdef KPN_CONFIG_FILE
 #include KPN_CONFIG_FILE
+#endif
+#if defined(KPN_PORT_CONFIG)
+#include KPN_PORT_CONFIG
+#elif !defined(__unix__) && !defined(__APPLE__) && \
+    (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || \
+     defined(__ARM_ARCH_8M_BASE__) || defined(__ARM_ARCH_8M_MAIN__))
+#include "cortex-m/port_config.h"
 #endif
 
 #include "kpn.h"
@@ -14,9 +25,18 @@
 /* ------------------------------------------------------------------ */
 /* Compile-time options (layout and code only; the rest is kpn_config) */
 
-/* Bytes of guard pattern below every stack.  An overflow that writes into
- * them is caught at the process's next switch; one that jumps clean over
- * them is not (docs/architecture.md).  Multiple of 16. */
+/* A hosted Unix-like system (where port/pthread/ supplies threads and
+ * the processor has caches worth laying memory out for).  Not
+ * __STDC_HOSTED__: arm-none-eabi-gcc with newlib calls itself hosted. */
+#if defined(__unix__) || defined(__APPLE__)
+#define KPNI_UNIX 1
+#else
+#define KPNI_UNIX 0
+#endif
+
+/* Bytes of guard pattern at the bottom of every stack.  An overflow that
+ * writes into them is caught at the process's next switch; one that
+ * jumps clean over them is not (docs/architecture.md).  Multiple of 16. */
 #ifndef KPN_STACK_GUARD
 #define KPN_STACK_GUARD 256
 #endif
@@ -24,17 +44,58 @@
 #error "KPN_STACK_GUARD must be a multiple of 16, at least 16"
 #endif
 
-/* Several runners need threads, a lock and atomics.  A freestanding
- * build (bare metal) has none and leaves the code out: runners must then
- * be 1.  Set KPN_THREADS 0 in the config file to leave it out of a hosted
- * build too, or 1 to keep it in a freestanding one whose port supplies
- * port.h's thread group. */
-#ifndef KPN_THREADS
-#if defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 1
-#define KPN_THREADS 1
-#else
-#define KPN_THREADS 0
+/* 0: the guard band lies below the stack the caller asks for, on top of
+ * it.  1: it is the lowest KPN_STACK_GUARD bytes of that stack, as in
+ * FreeRTOS, so the caller's figure is the whole cost (kpn_proc_stats
+ * then reports the rest as usable).  Default: 1 where memory is small
+ * (no Unix), 0 on Unix. */
+#ifndef KPN_GUARD_INSIDE
+#define KPN_GUARD_INSIDE (!KPNI_UNIX)
 #endif
+#if KPN_GUARD_INSIDE && KPN_STACK_MIN <= KPN_STACK_GUARD
+#error "KPN_STACK_MIN must exceed KPN_STACK_GUARD when the guard is inside the stack"
+#endif
+
+/* 1: stack tops are aligned to 64-byte cache lines and staggered between
+ * neighbours (proc.c), which a cached x86 or big ARM core rewards; it
+ * costs up to 496 bytes a process.  0: 16-byte alignment, no stagger,
+ * for microcontrollers without a data cache.  Default: 1 on Unix. */
+#ifndef KPN_CACHE_STAGGER
+#define KPN_CACHE_STAGGER KPNI_UNIX
+#endif
+
+/* 1: kpn_spawn copies the name into the arena.  0: it keeps the
+ * caller's pointer (the string must outlive the net), saving the copy's
+ * bytes.  Default: 1 on Unix. */
+#ifndef KPN_NAME_COPY
+#define KPN_NAME_COPY KPNI_UNIX
+#endif
+
+/* 1: the layout for small memories.  A channel drops its per-process
+ * list links and the cached ring size (a multiply on wrap); a process
+ * drops its channel lists (an exiting process scans the net's channels
+ * instead).  48 bytes a channel and 80 a process on a 32-bit target,
+ * against 64 and 96.  Default: 1 off Unix; the x86 layout stays as it is. */
+#ifndef KPN_COMPACT
+#define KPN_COMPACT (!KPNI_UNIX)
+#endif
+
+/* 1: kpn_report writes its account, and kpn_strerror its sentences.
+ * 0: leaves their text out of the image (about 1 KiB of strings and
+ * code): kpn_report writes an empty string and returns 0, kpn_strerror
+ * gives "kpn status".  Default: 1. */
+#ifndef KPN_REPORT
+#define KPN_REPORT 1
+#endif
+
+/* Several runners need threads, a lock and atomics, which only the
+ * hosted Unix-like ports supply (port/pthread/).  Elsewhere (bare metal,
+ * however the toolchain calls itself) the code is left out and runners
+ * must be 1.  Set KPN_THREADS 0 in the config file to leave it out of a
+ * Unix build too, or 1 to keep it in a build whose port supplies port.h's
+ * thread group. */
+#ifndef KPN_THREADS
+#define KPN_THREADS KPNI_UNIX
 #endif
 
 /* Guard pages (kpn_config.guard_pages) need the port's optional
@@ -145,6 +206,16 @@ void __tsan_switch_to_fiber(void *fiber, unsigned flags);
 #define KPNI_LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define KPNI_STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define KPNI_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#elif defined(__GNUC__) || defined(__clang__)
+/* One runner, but an input channel's counters are shared with an
+ * interrupt handler (kpn_offer): a message is still published with
+ * release and taken with acquire (a barrier on a single core, a plain
+ * move on x86). */
+#define KPNI_LOAD(p) (*(p))
+#define KPNI_STORE(p, v) (*(p) = (v))
+#define KPNI_LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define KPNI_STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define KPNI_FENCE() ((void)0)
 #else
 #define KPNI_LOAD(p) (*(p))
 #define KPNI_STORE(p, v) (*(p) = (v))
@@ -291,6 +362,9 @@ struct kpn_net {
     /* Why the run must stop now (KPN_OK: it need not).  Set inside a
      * process; every process that parks then returns to the host. */
     kpn_status halt;
+    /* Raised by kpn_offer/kpn_input_close (input.c), looked at in every
+     * switch: it fills the padding after 'halt', in the same line. */
+    uint32_t input_signal;
     /* the resolver */
     kpni_pool pool;
     size_t reserve_carved;         /* bytes held back at the arena's top */
@@ -302,6 +376,10 @@ struct kpn_net {
     kpn_proc *pending;             /* KPN_ERESERVE: a member of the cycle */
     kpn_chan *pending_chan;        /*   the channel that could not grow */
     size_t pending_bytes;          /*   the smallest growth it asked for */
+    /* input channels (input.c); all zero until kpn_connect_input */
+    size_t ninputs;
+    kpn_proc *outside;             /* the writer of every input channel */
+    kpn_port_idle *input_idle;     /* where kpn_run waits for input */
 };
 
 /* A process's block of arena, carved in one piece so that ENOMEM can
@@ -310,6 +388,12 @@ struct kpn_net {
  *   low                                                            high
  *   | stagger | guard band | stack ... grows down <- sp | ctx | kpn_proc | name |
  *                          'stack_lo'           'stack_lo + stack_size'
+ *
+ * That is the Unix layout.  Off Unix (KPN_GUARD_INSIDE, no
+ * KPN_CACHE_STAGGER, no KPN_NAME_COPY) the guard band is the bottom of
+ * the stack the caller asked for, and there is neither stagger nor name:
+ *
+ *   | guard | stack ... <- sp | ctx | kpn_proc |     (stack + 96 bytes on 32 bits)
  *
  * The guard is below the stack so an overflow hits it first; the
  * process's own bookkeeping is above the stack, out of an overflow's way,
@@ -332,23 +416,32 @@ struct kpn_proc {
     kpn_port_ctx *ctx;
     /* the rest */
     uint32_t magic;
+#if !KPN_COMPACT
     uint32_t serial;           /* its net's (see "Stale handles") */
     uintptr_t seal;            /* kpni_seal(this, net, serial) */
+#endif
+#if KPN_THREADS
     unsigned home;             /* its runner under KPN_POLICY_STATIC */
+#endif
 #ifdef KPNI_TSAN
     void *fiber;
 #endif
     kpn_net *net;
     uint64_t switches;
-    kpn_proc *next, *prev;     /* all processes, spawn order */
+    kpn_proc *next;            /* all processes, spawn order */
+#if !KPN_COMPACT
+    kpn_proc *prev;            /* spawn order backwards (kpn_net_fault's blame) */
     kpn_chan *outs, *ins;      /* channels it writes / reads */
+#endif
     void (*fn)(void *);
     void *arg;
     unsigned char *stack_lo;   /* lowest usable byte; guard band below */
     size_t stack_size;
-    const char *name;
+    const char *name;          /* the copy, or the caller's (KPN_NAME_COPY) */
     size_t seen;               /* scratch stamp for the scan at rest */
+#if KPN_GUARD_PAGES
     unsigned char *guard;      /* its protected page (cfg.guard_pages), or NULL */
+#endif
 };
 
 /* A channel and its ring, carved in one piece:
@@ -362,20 +455,58 @@ struct kpn_proc {
 struct kpn_chan {
     /* what every send and receive touches, first */
     uint32_t magic;
+#if KPN_COMPACT
+    unsigned char closed;
+    unsigned char ring_pooled; /* 'ring' came from the reserve pool */
+    unsigned char input;       /* written by kpn_offer from outside the net */
+    unsigned char unused;
+#else
     uint32_t serial;           /* its net's (see "Stale handles") */
     kpn_net *net;
     uintptr_t seal;            /* kpni_seal(this, net, serial) */
     int closed;
-    kpn_proc *writer, *reader;
+#endif
+    kpn_proc *writer, *reader; /* an input's writer is net->outside */
     unsigned char *ring;
     size_t msg_size;
+#if !KPN_COMPACT
     size_t ring_bytes;         /* cap * msg_size */
+#endif
     size_t rpos, wpos;         /* byte offsets into 'ring' */
     size_t sent, received;     /* wrap freely; only the difference counts */
     size_t cap;                /* messages */
-    kpn_chan *next_out, *next_in, *next;
+#if !KPN_COMPACT
+    kpn_chan *next_out, *next_in;
+#endif
+    kpn_chan *next;
+#if !KPN_COMPACT
     unsigned ring_pooled;      /* 'ring' came from the reserve pool */
+    unsigned char input;       /* written by kpn_offer from outside the net */
+#endif
 };
+
+/* The ring's length in bytes: kept in the full layout, computed in the
+ * compact one (a multiply, where a send wraps). */
+#if KPN_COMPACT
+#define KPNI_RING_BYTES(c) ((c)->cap * (c)->msg_size)
+#else
+#define KPNI_RING_BYTES(c) ((c)->ring_bytes)
+#endif
+
+/* Input channels are shared with an interrupt handler or another thread
+ * whatever KPN_THREADS says, so their counters and flags always go
+ * through the compiler's atomics (plain word loads and stores and a
+ * barrier on a single core; no library call on any target). */
+#if defined(__GNUC__) || defined(__clang__)
+#define KPNI_SHARED_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define KPNI_SHARED_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define KPNI_SHARED_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#else
+/* elsewhere plain accesses: such a compiler needs its own barriers here */
+#define KPNI_SHARED_LOAD(p) (*(p))
+#define KPNI_SHARED_STORE(p, v) (*(p) = (v))
+#define KPNI_SHARED_FENCE() ((void)0)
+#endif
 
 /* ------------------------------------------------------------------ */
 /* Cross-file functions */
@@ -475,6 +606,8 @@ int kpni_chan_valid(const kpn_chan *c);
 int kpni_chan_sane(const kpn_net *net, const kpn_chan *c);
 kpn_status kpni_chan_grow(kpn_chan *c);
 int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why);
+kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
+                          kpn_proc *reader, size_t msg_size, size_t capacity);
 
 /* resolve.c */
 int kpni_resolve_block(kpn_proc *self);
@@ -486,5 +619,17 @@ void kpni_resolve_record(kpn_net *net);
 int kpni_net_valid(const kpn_net *net);
 int kpni_in_arena(const kpn_net *net, const void *p, size_t size);
 int kpni_net_sane(const kpn_net *net);
+
+/* stats.c: the totals kpn_net_stats and kpn_report share, without a
+ * kpn_stats (384 bytes) on the caller's stack. */
+typedef struct kpni_counts {
+    size_t exited, blocked_read, blocked_write;
+    uint64_t messages, discarded;
+} kpni_counts;
+void kpni_stats_count(const kpn_net *net, kpni_counts *out);
+
+/* sched.c: input channels, the scheduler's side */
+int kpni_input_deliver(kpni_runner *r);
+int kpni_input_awaited(const kpn_net *net);
 
 #endif /* KPN_INT_H */

@@ -50,11 +50,6 @@ int kpni_net_sane(const kpn_net *net)
                                                               kpni_align_up(sizeof *net));
 }
 
-size_t kpn_stack_min(void)
-{
-    return KPN_STACK_MIN;
-}
-
 /* What kpn_net_init carves, in order; each piece aligned, as carved. */
 static size_t runner_bytes(const kpn_config *cfg)
 {

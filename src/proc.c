@@ -14,38 +14,66 @@
 #define STACK_FILL 0xa5u
 #define GUARD_FILL 0x5au
 
+#if KPN_CACHE_STAGGER
 /* Neighbouring stack tops are shifted by this many 64-byte steps (cycle
  * of 8), so processes that run one after another do not all hit the same
  * cache sets with their saved registers. */
 #define STAGGER_STEP 64u
 #define STAGGER_CYCLE 8u
-
-static size_t name_length(const char *s)
-{
-    size_t n = 0;
-    if (s != NULL)
-        while (s[n] != '\0')
-            ++n;
-    return n;
-}
-
 /* Stack tops are aligned to a cache line, so 'ctx' with the struct's hot
  * fields fill one line and the top of the stack (the start-up frame, then
  * the process function's frame) the line below;
  * the carve has this much slack to find the alignment in. */
 #define TOP_ALIGN 64u
+#else
+/* No data cache to lay out for (KPN_CACHE_STAGGER 0): no stagger, and a
+ * stack top needs only the carve's own alignment. */
+#define STAGGER_STEP 0u
+#define STAGGER_CYCLE 1u
+#define TOP_ALIGN KPNI_ALIGN
+#endif
 #define TOP_SLACK (TOP_ALIGN - KPNI_ALIGN)
+
+/* The guard band lies below the requested stack (GUARD_OUTSIDE bytes on
+ * top of it) or is its lowest bytes (GUARD_INSIDE of them): one of the
+ * two is KPN_STACK_GUARD, the other 0. */
+#if KPN_GUARD_INSIDE
+#define GUARD_OUTSIDE 0u
+#define GUARD_INSIDE KPN_STACK_GUARD
+#else
+#define GUARD_OUTSIDE KPN_STACK_GUARD
+#define GUARD_INSIDE 0u
+#endif
+
+#if KPN_NAME_COPY
+/* The loop has a bound and gcc does not turn it into a call to strlen,
+ * which a freestanding firmware may not have (the core's only libc
+ * symbols are memcpy and memset); a name that long fails the carve. */
+static size_t name_length(const char *s)
+{
+    size_t n = 0;
+    if (s != NULL)
+        while (n < (size_t)-1 / 2 && s[n] != '\0')
+            ++n;
+    return n;
+}
+#define NAME_BYTES(len) kpni_align_up((len) + 1)
+#else
+/* KPN_NAME_COPY 0: the caller's string is kept, not copied. */
+#define name_length(s) ((void)(s), (size_t)0)
+#define NAME_BYTES(len) ((void)(len), (size_t)0)
+#endif
 
 /* The bytes one process takes, or 0 if the sum overflows a size_t. */
 static size_t block_size(size_t stack, size_t name_len, size_t stagger)
 {
-    size_t fixed = TOP_SLACK + KPN_STACK_GUARD + stagger +
+    size_t fixed = TOP_SLACK + GUARD_OUTSIDE + stagger +
                    kpni_align_up(kpn_port_ctx_size()) + kpni_align_up(sizeof(kpn_proc));
     size_t limit = (size_t)-1 - fixed - 2 * KPNI_ALIGN;
 
     if (stack > limit || name_len > limit - kpni_align_up(stack))
         return 0;
-    return fixed + kpni_align_up(stack) + kpni_align_up(name_len + 1);
+    return fixed + kpni_align_up(stack) + NAME_BYTES(name_len);
 }
 
 size_t kpn_size_proc(size_t stack_size, size_t name_len)
@@ -106,44 +134,62 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
 #endif
 
     /* See the picture above struct kpn_proc. */
-    top = block + stagger + KPN_STACK_GUARD + stack;
+    top = block + stagger + GUARD_OUTSIDE + stack;
     top += (TOP_ALIGN - (uintptr_t)top % TOP_ALIGN) % TOP_ALIGN;
-    block = top - stack - KPN_STACK_GUARD;
+    block = top - stack - GUARD_OUTSIDE;
     kpni_memset(block, GUARD_FILL, KPN_STACK_GUARD);
-    kpni_memset(block + KPN_STACK_GUARD, STACK_FILL, stack);
+    kpni_memset(block + KPN_STACK_GUARD, STACK_FILL, stack - GUARD_INSIDE);
     p = (kpn_proc *)(void *)(top + kpni_align_up(kpn_port_ctx_size()));
-    name_copy = (char *)p + kpni_align_up(sizeof *p);
 
     kpni_memset(p, 0, sizeof *p);
     p->magic = KPNI_PROC_MAGIC;
+#if !KPN_COMPACT
     p->serial = net->serial;
     p->seal = kpni_seal(p, net, net->serial);
+#endif
+#if KPN_GUARD_PAGES
     p->guard = guard;
+#else
+    (void)guard;
+#endif
     p->net = net;
     p->ctx = (kpn_port_ctx *)(void *)top;
     p->fn = fn;
     p->arg = arg;
     p->stack_lo = block + KPN_STACK_GUARD;
-    p->stack_size = stack;
+    p->stack_size = stack - GUARD_INSIDE;
+#if KPN_NAME_COPY
+    name_copy = (char *)p + kpni_align_up(sizeof *p);
     kpni_memcpy(name_copy, name != NULL ? name : "", name_len + 1);
     p->name = name_copy;
+#else
+    (void)name_copy;
+    p->name = name != NULL ? name : "";
+#endif
 #ifdef KPN_VALGRIND
     VALGRIND_STACK_REGISTER(p->stack_lo, top);
 #endif
-    kpn_port_init(p->ctx, p->stack_lo, stack, proc_entry, p);
+    kpn_port_init(p->ctx, p->stack_lo, p->stack_size, proc_entry, p);
 #ifdef KPNI_TSAN
     p->fiber = __tsan_create_fiber(0);
 #endif
 
+#if !KPN_COMPACT
     p->prev = net->procs_tail;
+#endif
     if (net->procs_tail != NULL)
         net->procs_tail->next = p;
     else
         net->procs = p;
     net->procs_tail = p;
+#if KPN_THREADS
     p->home = (unsigned)(net->nprocs % net->nrunners);
     net->nprocs++;
     kpni_sched_enqueue(&net->runners[p->home], p);
+#else
+    net->nprocs++;
+    kpni_sched_enqueue(&net->runners[0], p); /* the only runner */
+#endif
     *out = p;
     return KPN_OK;
 }
@@ -157,12 +203,17 @@ KPNI_TAG_READ int kpni_proc_live(const kpn_net *net, const kpn_proc *p)
      * reaches the 'net' field only through the fields checked here, so
      * 'net' is followed only when they are intact. */
     return p != NULL && p->magic == KPNI_PROC_MAGIC &&
-           p->name == (const char *)p + kpni_align_up(sizeof *p) &&
+           (!KPN_NAME_COPY || p->name == (const char *)p + kpni_align_up(sizeof *p)) &&
            (const unsigned char *)p->ctx + kpni_align_up(kpn_port_ctx_size()) ==
                (const unsigned char *)p &&
            (const unsigned char *)p->ctx - p->stack_size == p->stack_lo &&
-           p->seal == kpni_seal(p, p->net, p->serial) && kpni_net_valid(p->net) && (net == NULL || p->net == net) &&
-           p->serial == p->net->serial && kpni_in_arena(p->net, p, sizeof *p);
+#if !KPN_COMPACT
+           p->seal == kpni_seal(p, p->net, p->serial) && kpni_net_valid(p->net) &&
+           (net == NULL || p->net == net) && p->serial == p->net->serial &&
+#else
+           kpni_net_valid(p->net) && (net == NULL || p->net == net) &&
+#endif
+           kpni_in_arena(p->net, p, sizeof *p);
 }
 
 /* What a report may trust after a stack overflow: 'p' lies in the carved
@@ -203,7 +254,9 @@ kpn_status kpn_proc_pin(kpn_proc *p, unsigned runner)
         return KPN_EINVAL;
     if (p->net->state == KPNI_NET_RUNNING)
         return KPN_ESTATE;
+#if KPN_THREADS
     p->home = runner;
+#endif
     p->pinned = 1;
     if (p->state == KPN_PROC_READY)
         kpni_sched_enqueue(&p->net->runners[runner], p); /* moves it */
@@ -245,6 +298,19 @@ void kpni_proc_finish(kpn_proc *p)
 {
     kpn_chan *c;
 
+#if KPN_COMPACT
+    /* no per-process lists: every channel of the net, once per exit */
+    for (c = p->net->chans; c != NULL; c = c->next) {
+        if (c->writer == p) {
+            KPNI_STORE_REL(&c->closed, 1);
+            if (c->reader->state == KPN_PROC_BLOCKED_READ && c->reader->wait == c)
+                kpni_sched_ready(p->runner, c->reader);
+        }
+        if (c->reader == p && c->writer->state == KPN_PROC_BLOCKED_WRITE &&
+            c->writer->wait == c)
+            kpni_sched_ready(p->runner, c->writer);
+    }
+#else
     for (c = p->outs; c != NULL; c = c->next_out) {
         KPNI_STORE_REL(&c->closed, 1); /* published after its last message */
         if (c->reader->state == KPN_PROC_BLOCKED_READ && c->reader->wait == c)
@@ -253,6 +319,7 @@ void kpni_proc_finish(kpn_proc *p)
     for (c = p->ins; c != NULL; c = c->next_in)
         if (c->writer->state == KPN_PROC_BLOCKED_WRITE && c->writer->wait == c)
             kpni_sched_ready(p->runner, c->writer);
+#endif
 }
 
 kpn_status kpn_proc_stats_get(const kpn_proc *p, kpn_proc_stats *out)
@@ -284,4 +351,9 @@ const kpn_proc *kpn_proc_next(const kpn_net *net, const kpn_proc *prev)
 const kpn_proc *kpn_net_fault(const kpn_net *net)
 {
     return kpni_net_valid(net) ? net->fault : NULL;
+}
+
+size_t kpn_stack_min(void)
+{
+    return KPN_STACK_MIN;
 }

@@ -2,6 +2,8 @@
 /* kpn_report: a plain-text account of a net, written into the caller's buffer only. */
 #include "kpn_int.h"
 
+#if KPN_REPORT
+
 /* snprintf's contract without snprintf (the core has no libc): count
  * every byte, store those that fit, always leave room for the NUL. */
 typedef struct out {
@@ -125,47 +127,48 @@ size_t kpn_report(const kpn_net *net, char *buf, size_t len)
 {
     out o;
     const kpn_proc *p;
-    kpn_stats st;
+    kpni_counts st; /* not a kpn_stats: 384 bytes on a process-sized stack */
     uint64_t i;
     size_t shown = 0;
 
     o.buf = buf;
     o.len = buf != NULL ? len : 0;
     o.n = 0;
-    if (kpn_net_stats(net, &st) != KPN_OK) {
+    if (!kpni_net_sane(net)) {
         if (kpni_net_valid(net))
             put(&o, "kpn: the net's own bookkeeping is damaged: a stack overflow reached it\n");
         if (o.len > 0)
             buf[o.n < o.len ? o.n : o.len - 1] = '\0';
         return o.n;
     }
+    kpni_stats_count(net, &st);
 
     put(&o, "kpn: ");
-    put_uint(&o, st.procs);
+    put_uint(&o, net->nprocs);
     put(&o, " processes (");
-    put_uint(&o, st.procs_exited);
+    put_uint(&o, st.exited);
     put(&o, " exited, ");
-    put_uint(&o, st.procs_blocked_read);
+    put_uint(&o, st.blocked_read);
     put(&o, " blocked reading, ");
-    put_uint(&o, st.procs_blocked_write);
+    put_uint(&o, st.blocked_write);
     put(&o, " blocked writing), ");
-    put_uint(&o, st.chans);
+    put_uint(&o, net->nchans);
     put(&o, " channels, ");
     put_uint(&o, st.messages);
     put(&o, " messages, ");
     put_uint(&o, st.discarded);
     put(&o, " discarded\nresolver: ");
-    put_uint(&o, st.detections);
+    put_uint(&o, net->detections);
     put(&o, " detections, ");
-    put_uint(&o, st.resolutions);
+    put_uint(&o, net->resolutions);
     put(&o, " resolutions, ");
-    put_uint(&o, st.true_deadlocks);
+    put_uint(&o, net->true_deadlocks);
     put(&o, " true deadlocks; reserve ");
-    put_uint(&o, st.reserve_used);
+    put_uint(&o, net->pool.used);
     put(&o, " of ");
-    put_uint(&o, st.reserve_size);
+    put_uint(&o, net->pool.size);
     put(&o, " bytes in use, peak ");
-    put_uint(&o, st.reserve_peak);
+    put_uint(&o, net->pool.peak);
     put(&o, "\n");
 
     /* After a stack overflow objects below the stack may be damaged:
@@ -227,3 +230,16 @@ size_t kpn_report(const kpn_net *net, char *buf, size_t len)
         buf[o.n < o.len ? o.n : o.len - 1] = '\0';
     return o.n;
 }
+
+#else /* !KPN_REPORT */
+
+/* Built without the report's text (KPN_REPORT 0): an empty account. */
+size_t kpn_report(const kpn_net *net, char *buf, size_t len)
+{
+    (void)net;
+    if (buf != NULL && len > 0)
+        buf[0] = '\0';
+    return 0;
+}
+
+#endif /* KPN_REPORT */

@@ -165,6 +165,19 @@ void kpni_resolve_record(kpn_net *net)
  * on.  KPN_OK: a writer was released.  KPN_ERESERVE: the pool could not
  * hold the growth.  KPN_EDEADLOCK: nothing to release (Kahn termination).
  */
+/* With input channels a blocked writer's chain may also end at the
+ * outside (a reader waiting for input): that is no deadlock, and growing
+ * its channel would only let it run ahead of the input.  Only a chain
+ * into a true deadlock qualifies. */
+static int waits_on_true_deadlock(const kpn_net *net, const kpn_proc *p)
+{
+    size_t steps = 0;
+
+    while (kpni_proc_blocked(p) && !p->dead && steps++ <= net->nprocs)
+        p = kpni_proc_waits_for(p);
+    return p->dead;
+}
+
 kpn_status kpni_resolve_quiet(kpn_net *net)
 {
     kpn_proc *p, *writer = NULL;
@@ -172,7 +185,8 @@ kpn_status kpni_resolve_quiet(kpn_net *net)
     record_cycles(net);
     for (p = net->procs; p != NULL; p = p->next)
         if (p->state == KPN_PROC_BLOCKED_WRITE &&
-            (writer == NULL || p->wait->cap < writer->wait->cap))
+            (writer == NULL || p->wait->cap < writer->wait->cap) &&
+            (net->ninputs == 0 || waits_on_true_deadlock(net, p)))
             writer = p;
     if (writer == NULL)
         return KPN_EDEADLOCK;

@@ -186,6 +186,51 @@ static kpn_proc *steal(kpni_runner *r)
 
 #endif /* KPN_THREADS */
 
+/* ------------------------------------------------------------------ */
+/* The scheduler's half of input channels (input.c has the other): the
+ * readers that kpn_offer cannot make ready from outside the net. */
+
+static int deliverable(const kpn_chan *c)
+{
+    const kpn_proc *p = c->reader;
+
+    return c->input && p->state == KPN_PROC_BLOCKED_READ && p->wait == c &&
+           (KPNI_SHARED_LOAD(&c->sent) != c->received || KPNI_SHARED_LOAD(&c->closed));
+}
+
+/* Make ready every reader blocked on an input that now has a message or
+ * was closed; 'r' is the runner doing it (the net's lock is held with
+ * several).  Returns whether any was made ready. */
+int kpni_input_deliver(kpni_runner *r)
+{
+    kpn_net *net = r->net;
+    kpn_chan *c;
+    int woken = 0;
+
+    KPNI_SHARED_STORE(&net->input_signal, 0u);
+    KPNI_SHARED_FENCE();
+    for (c = net->chans; c != NULL; c = c->next) {
+        if (deliverable(c)) {
+            kpni_sched_ready(r, c->reader);
+            woken = 1;
+        }
+    }
+    return woken;
+}
+
+/* Whether a process waits on an input that is still open: then the net
+ * at rest is not finished, only waiting. */
+int kpni_input_awaited(const kpn_net *net)
+{
+    const kpn_chan *c;
+
+    for (c = net->chans; c != NULL; c = c->next)
+        if (c->input && !KPNI_SHARED_LOAD(&c->closed) &&
+            c->reader->state == KPN_PROC_BLOCKED_READ && c->reader->wait == c)
+            return 1;
+    return 0;
+}
+
 /* The run must stop (a fault, an exhausted pool, a strict deadlock).
  * Processes still ready stay queued for the next kpn_run; every runner
  * returns to its host as its current process parks. */
@@ -231,6 +276,11 @@ static KPNI_NOINLINE void park(kpn_proc *self)
         SWITCH(self->ctx, r->host, FIBER(r));
         KPN_ASSERT(0); /* a faulted process is never resumed */
     }
+    /* An interrupt or another thread offered input (input.c): make its
+     * readers ready now, so that a busy net takes input too.  One load
+     * of a word beside 'halt' when there is none. */
+    if (KPNI_UNLIKELY(KPNI_LOAD(&r->net->input_signal) != 0))
+        (void)kpni_input_deliver(r);
     next = KPNI_LIKELY(r->net->halt == KPN_OK) ? pop_front(r) : NULL;
     if (next != NULL) {
         dispatch(r, next);
@@ -357,14 +407,33 @@ static void runner_loop(kpni_runner *r)
             continue;
         }
 #endif
-        /* Nothing is ready and nothing runs anywhere: the net is at rest. */
-        if (!r->resolve)
-            break;
-        quiet = kpni_resolve_quiet(net);
-        if (quiet == KPN_OK)
-            continue; /* a writer was released */
-        if (quiet == KPN_ERESERVE)
-            kpni_sched_halt(net, KPN_ERESERVE);
+        /* Nothing is ready and nothing runs anywhere: the net is at rest.
+         * Input that came meanwhile goes first, then the resolver. */
+        if (net->ninputs != 0 && kpni_input_deliver(r))
+            continue;
+        if (r->resolve) {
+            quiet = kpni_resolve_quiet(net);
+            if (quiet == KPN_OK)
+                continue; /* a writer was released */
+            if (quiet == KPN_ERESERVE) {
+                kpni_sched_halt(net, KPN_ERESERVE);
+                break;
+            }
+        }
+        /* A process waits on an open input: only an offer or a close from
+         * outside can move the net now, so sleep until one comes. */
+        if (net->ninputs != 0 && kpni_input_awaited(net)) {
+#if KPN_THREADS
+            if (r->mt)
+                kpni_unlock(net);
+#endif
+            kpn_port_idle_wait(net->input_idle);
+#if KPN_THREADS
+            if (r->mt)
+                kpni_lock(net);
+#endif
+            continue;
+        }
         break;
     }
     KPNI_STORE(&r->current, (kpn_proc *)NULL);
@@ -423,9 +492,11 @@ static kpn_proc *blame(kpn_net *net, const void *x)
     for (p = net->procs; kpni_proc_sane(net, p); p = p->next)
         if ((const void *)p > x && (best == NULL || p < best))
             best = p;
+#if !KPN_COMPACT
     for (p = net->procs_tail; kpni_proc_sane(net, p); p = p->prev)
         if ((const void *)p > x && (best == NULL || p < best))
             best = p;
+#endif
     if (best == NULL && kpni_proc_sane(net, net->procs_tail))
         best = net->procs_tail;
     if (best == NULL)

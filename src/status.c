@@ -2,6 +2,7 @@
 /* Status codes as sentences. */
 #include "kpn_int.h"
 
+#if KPN_REPORT
 static const char *const messages[KPN_STATUS_COUNT] = {
     "success",                                                   /* KPN_OK */
     "end of stream: the channel is closed and drained",          /* KPN_EOF */
@@ -14,6 +15,7 @@ static const char *const messages[KPN_STATUS_COUNT] = {
     ("deadlock: a writer waits on a full channel with the resolver off, "
      "or (strict) processes wait to read from each other"),      /* KPN_EDEADLOCK */
     "the system refused a runner thread or semaphore",           /* KPN_ETHREAD */
+    "the input channel is full: nothing was written",            /* KPN_EFULL */
 };
 
 const char *kpn_strerror(kpn_status s)
@@ -22,3 +24,13 @@ const char *kpn_strerror(kpn_status s)
         return messages[s];
     return "unknown status";
 }
+#else /* !KPN_REPORT */
+
+/* Built without the sentences (KPN_REPORT 0): one word for every code. */
+const char *kpn_strerror(kpn_status s)
+{
+    (void)s;
+    return "kpn status";
+}
+
+#endif /* KPN_REPORT */

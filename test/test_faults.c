@@ -3,8 +3,10 @@
 #include "unity.h"
 #include "kpn.h"
 #include "support/helpers.h"
-#include "support/randnet.h"
+#include "support/bursts.h"
+#include "support/memcheckers.h"
 
+TEST_SOURCE_FILE("bench/randnet.c")
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
 TEST_SOURCE_FILE("src/net.c")
@@ -34,10 +36,6 @@ static unsigned char *const arena = mem + GUARD;
 
 void setUp(void) {}
 void tearDown(void) {}
-
-#ifdef KPN_VALGRIND
-#include <valgrind/memcheck.h>
-#endif
 
 static void prepare(size_t size)
 {

@@ -9,20 +9,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__unix__) || (defined(__APPLE__) && defined(__MACH__))
-#define HOSTED_POSIX 1
-#include <errno.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#else
-#define HOSTED_POSIX 0
-#endif
-
 #include "unity.h"
 #include "port.h"
+#include "support/memcheckers.h"
+#include "support/posix_host.h"
 
 TEST_SOURCE_FILE("port/posix/port_posix.c")
 
@@ -74,23 +64,13 @@ static void *carve(size_t size)
  * it; otherwise ASan reports a "stack-buffer-underflow" inside
  * 'arena_bytes'.
  */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
 #if defined(UNDER_ASAN)
-#include <sanitizer/asan_interface.h>
 static void forget_abandoned_stacks(void)
 {
     ASAN_UNPOISON_MEMORY_REGION(arena_bytes, sizeof arena_bytes);
 }
 #elif defined(KPN_VALGRIND)
 /* memcheck marks what lies below an abandoned stack pointer inaccessible */
-#include <valgrind/memcheck.h>
 static void forget_abandoned_stacks(void)
 {
     (void)VALGRIND_MAKE_MEM_UNDEFINED(arena_bytes, sizeof arena_bytes);

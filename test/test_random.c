@@ -27,7 +27,7 @@ static rnet_run run;
 
 /* A small network with cycles, for the many runs: 30 processes in 8
  * layers, 4 back-edges. */
-static const rnet_params small = {UINT64_C(7), 30, 8, 4};
+static const rnet_params small = {UINT64_C(7), 30, 8, 4, 0};
 
 void setUp(void) {}
 
@@ -204,7 +204,7 @@ void test_every_node_touches_at_most_one_back_edge(void)
 
     /* ask for more back-edges than there is room for */
     for (seed = 1; seed <= 20; ++seed) {
-        rnet_params p = {seed, 40, 6, 30};
+        rnet_params p = {seed, 40, 6, 30, 0};
         generate(&graph, &p);
         walk(&graph, &s);
         TEST_ASSERT_TRUE(s.incident_ok);
@@ -220,7 +220,7 @@ void test_every_node_touches_at_most_one_back_edge(void)
 
 void test_impossible_shapes_are_refused(void)
 {
-    rnet_params p = {1, 10, 9, 0};
+    rnet_params p = {1, 10, 9, 0, 0};
 
     TEST_ASSERT_EQUAL_INT(RNET_EINVAL, rnet_generate(&graph, &p));
     p.layers = 0;

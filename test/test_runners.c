@@ -3,8 +3,9 @@
 #include "unity.h"
 #include "kpn.h"
 #include "support/helpers.h"
-#include "support/randnet.h"
+#include "support/bursts.h"
 
+TEST_SOURCE_FILE("bench/randnet.c")
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
 TEST_SOURCE_FILE("src/net.c")

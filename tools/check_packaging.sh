@@ -18,8 +18,7 @@
 #   (f) README's vendoring steps: the named files copied into an empty
 #       folder and built with plain cc, for amd64, posix and bare metal
 #
-# Needs cc, make, pkg-config and cmake; as root, installs the last two
-# when missing.
+# Needs cc, make, pkg-config and cmake (sh tools/deps.sh packaging).
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,19 +34,9 @@ skip() { skipped=$((skipped + 1)); say "skip $*"; }
 die() { say "FAILED: $*"; exit 1; }
 
 # ------------------------------------------------------------ tools
-missing=""
-command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
-command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
-if [ -n "$missing" ]; then
-    if [ "$(id -u)" = 0 ]; then
-        say "installing$missing because the consumers are built with them"
-        (apt-get install -y -qq $missing >/dev/null 2>&1 ||
-         (apt-get update -qq && apt-get install -y -qq $missing >/dev/null)) ||
-            die "could not install$missing"
-    else
-        die "missing$missing; run: sudo apt-get install -y$missing"
-    fi
-fi
+for tool in pkg-config cmake; do
+    command -v $tool >/dev/null 2>&1 || die "$tool is missing (sh tools/deps.sh packaging)"
+done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kpn-packaging.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -206,7 +195,7 @@ ok "(f) README vendoring, posix ($(cd "$APP/kpn" && ls | wc -l) files): $(run_ap
 if command -v arm-none-eabi-gcc >/dev/null 2>&1; then
     new_app vendor-bare-metal
     run_block vendor-bare-metal "$root"
-    ok "(f) README vendoring, bare metal (Cortex-M4, core only): $(ls "$APP"/*.o | wc -l) objects"
+    ok "(f) README vendoring, bare metal (Cortex-M4, the core and port/cortex-m): $(ls "$APP"/*.o | wc -l) objects"
 else
     skip "(f) README vendoring for bare metal: arm-none-eabi-gcc is not installed"
 fi

@@ -2,7 +2,8 @@
 /* An H.264 encoder as a Kahn process network: Y4M in, a baseline Annex-B stream out. */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>
-#include "../../bench/bench.h"
+#include <time.h>
+#include "bench.h"
 #include "h264_net.h"
 
 /*
@@ -128,12 +129,12 @@ static double encode_network(const h264_job *job, unsigned runners, void *arena,
     kpn_config_default(&cfg);
     cfg.runners = runners;
     cfg.reserve_size = 1u << 20; /* should a channel ever need to grow */
-    EX_CHECK(kpn_net_init(&net, arena, arena_size, &cfg));
-    EX_CHECK(h264_build(net, job, work, work_size, &hn));
+    BENCH_CHECK(kpn_net_init(&net, arena, arena_size, &cfg));
+    BENCH_CHECK(h264_build(net, job, work, work_size, &hn));
     c0 = cpu_now();
-    t0 = ex_now();
+    t0 = bench_now();
     s = kpn_run(net);
-    t = ex_now() - t0;
+    t = bench_now() - t0;
     *cpu = cpu_now() - c0;
     if (s != KPN_OK) {
         static char report[1 << 16];
@@ -142,13 +143,13 @@ static double encode_network(const h264_job *job, unsigned runners, void *arena,
         exit(1);
     }
     h264_collect(hn, res);
-    EX_CHECK(kpn_net_stats(net, st));
+    BENCH_CHECK(kpn_net_stats(net, st));
     return t;
 }
 
 int main(int argc, char **argv)
 {
-    ex_opt opt[] = {
+    bench_opt opt[] = {
         {"input", "the source: a YUV 4:2:0 .y4m file", 0, "", 0, 0},
         {"output", "the H.264 Annex-B stream to write (empty: none)", 0, "", 0, 0},
         {"recon", "the reconstruction to write, raw I420 (empty: none)", 0, "", 0, 0},
@@ -174,7 +175,7 @@ int main(int argc, char **argv)
     unsigned runners;
     int i, run, which, runs, same = 1;
 
-    ex_parse(argc, argv,
+    bench_parse(argc, argv,
              "An H.264 encoder as a Kahn process network: the encoder diagram of the papers\n"
              "(Fn, ME, IP, CIP, MC, +/-, T, Q, R, EC and the loop Qi, Ti, +, F(n-1)), with\n"
              "ME, MC, T, Q, Qi and Ti each split over w workers by macroblock rows.\n"
@@ -230,9 +231,9 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "h264: %s: %dx%d, %d frames, QP %d; arena %zu bytes, workspace %zu\n",
             opt[INPUT].text, v.width, v.height, v.frames, job.setup.qp, arena_size, work_size);
-    t0 = ex_now();
-    EX_CHECK(h264_encode_sequential(&job, work, seq_size, &want));
-    t_seq = ex_now() - t0;
+    t0 = bench_now();
+    BENCH_CHECK(h264_encode_sequential(&job, work, seq_size, &want));
+    t_seq = bench_now() - t0;
     if (want.overflow) {
         fprintf(stderr, "h264: the stream outgrew its buffer\n");
         return 1;
@@ -266,8 +267,8 @@ int main(int argc, char **argv)
         }
     if (opt[OUTPUT].text[0] != '\0')
         write_file(opt[OUTPUT].text, stream, want.bytes);
-    med1 = ex_median(wall[0], runs);
-    medr = ex_median(wall[1], runs);
+    med1 = bench_median(wall[0], runs);
+    medr = bench_median(wall[1], runs);
 
     printf("h264: frames=%d width=%d height=%d qp=%d w=%d runners=%u runs=%d port=%s "
            "procs=%zu chans=%zu messages=%llu steals=%llu intra_mbs=%ld skip_mbs=%ld bytes=%zu "
@@ -276,7 +277,7 @@ int main(int argc, char **argv)
            v.frames, v.width, v.height, job.setup.qp, job.workers, runners, runs,
            KPN_BENCH_PORT, st.procs, st.chans, (unsigned long long)st.messages,
            (unsigned long long)st.steals, want.intra_mbs, want.skip_mbs, want.bytes,
-           v.frames / t_seq, v.frames / med1, ex_median(cpu[0], runs), ex_median(cpu[1], runs),
+           v.frames / t_seq, v.frames / med1, bench_median(cpu[0], runs), bench_median(cpu[1], runs),
            (unsigned long long)want.bits, py, pa, v.frames / medr, med1 / medr,
            (unsigned long long)want.checksum, same);
     if (!same) {

@@ -595,52 +595,47 @@ static void copy_head(const h264_setup *s, const h264_level_row *in, h264_level_
     memcpy(out->mode, in->mode, sizeof(h264_mode) * (size_t)s->mb_w);
 }
 
-void h264_transform(const h264_setup *s, const h264_level_row *in, h264_level_row *out)
+/* The T, Q, Qi and Ti blocks: one step on every inter macroblock of a
+ * row (intra ones were coded inside '+'), in place or into 'out'. */
+enum row_step { STEP_TRANSFORM, STEP_QUANTISE, STEP_RESCALE, STEP_INVERSE };
+
+static void row_step(const h264_setup *s, const h264_level_row *in, h264_level_row *out,
+                     enum row_step step)
 {
     int x;
     copy_head(s, in, out);
     for (x = 0; x < s->mb_w; ++x) {
         if (in != out)
             out->mb[x] = in->mb[x];
-        if (!in->mode[x].intra)
-            h264_mb_transform(&out->mb[x]);
+        if (in->mode[x].intra)
+            continue;
+        switch (step) {
+        case STEP_TRANSFORM: h264_mb_transform(&out->mb[x]); break;
+        case STEP_QUANTISE: h264_mb_quantise(&out->mb[x], s->qp, 0); break;
+        case STEP_RESCALE: h264_mb_rescale(&out->mb[x], s->qp, 0); break;
+        case STEP_INVERSE: h264_mb_inverse(&out->mb[x]); break;
+        }
     }
+}
+
+void h264_transform(const h264_setup *s, const h264_level_row *in, h264_level_row *out)
+{
+    row_step(s, in, out, STEP_TRANSFORM);
 }
 
 void h264_quantise(const h264_setup *s, const h264_level_row *in, h264_level_row *out)
 {
-    int x;
-    copy_head(s, in, out);
-    for (x = 0; x < s->mb_w; ++x) {
-        if (in != out)
-            out->mb[x] = in->mb[x];
-        if (!in->mode[x].intra)
-            h264_mb_quantise(&out->mb[x], s->qp, 0);
-    }
+    row_step(s, in, out, STEP_QUANTISE);
 }
 
 void h264_rescale(const h264_setup *s, const h264_level_row *in, h264_level_row *out)
 {
-    int x;
-    copy_head(s, in, out);
-    for (x = 0; x < s->mb_w; ++x) {
-        if (in != out)
-            out->mb[x] = in->mb[x];
-        if (!in->mode[x].intra)
-            h264_mb_rescale(&out->mb[x], s->qp, 0);
-    }
+    row_step(s, in, out, STEP_RESCALE);
 }
 
 void h264_inverse(const h264_setup *s, const h264_level_row *in, h264_level_row *out)
 {
-    int x;
-    copy_head(s, in, out);
-    for (x = 0; x < s->mb_w; ++x) {
-        if (in != out)
-            out->mb[x] = in->mb[x];
-        if (!in->mode[x].intra)
-            h264_mb_inverse(&out->mb[x]);
-    }
+    row_step(s, in, out, STEP_INVERSE);
 }
 
 /* ------------------------------------------------------------ + */

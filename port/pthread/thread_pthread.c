@@ -309,6 +309,58 @@ void kpn_port_yield(void)
 }
 
 /*
+ * Idling while a net waits for input: a flag under a mutex and a
+ * condition variable.  'wake' comes from another thread (kpn_offer); it
+ * takes the mutex, so it is not for signal handlers.  The flag makes a
+ * wake that comes before the wait count: the wait then returns at once.
+ */
+struct kpn_port_idle {
+    pthread_mutex_t lock;
+    pthread_cond_t woken_cond;
+    int woken;
+};
+
+struct idle_alignment { char c; struct kpn_port_idle i; };
+typedef char idle_alignment_fits_16[offsetof(struct idle_alignment, i) <= 16 ? 1 : -1];
+
+size_t kpn_port_idle_size(void)
+{
+    return ROUND16(sizeof(struct kpn_port_idle));
+}
+
+int kpn_port_idle_init(kpn_port_idle *idle)
+{
+    int status = pthread_mutex_init(&idle->lock, NULL);
+
+    if (status != 0)
+        return status;
+    status = pthread_cond_init(&idle->woken_cond, NULL);
+    if (status != 0) {
+        (void)pthread_mutex_destroy(&idle->lock);
+        return status;
+    }
+    idle->woken = 0;
+    return 0;
+}
+
+void kpn_port_idle_wait(kpn_port_idle *idle)
+{
+    (void)pthread_mutex_lock(&idle->lock);
+    while (!idle->woken)
+        (void)pthread_cond_wait(&idle->woken_cond, &idle->lock);
+    idle->woken = 0;
+    (void)pthread_mutex_unlock(&idle->lock);
+}
+
+void kpn_port_idle_wake(kpn_port_idle *idle)
+{
+    (void)pthread_mutex_lock(&idle->lock);
+    idle->woken = 1;
+    (void)pthread_cond_signal(&idle->woken_cond);
+    (void)pthread_mutex_unlock(&idle->lock);
+}
+
+/*
  * Guard pages
  * -----------
  * A page of the arena at the low end of a stack, made inaccessible, so an

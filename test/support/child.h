@@ -14,6 +14,11 @@
 
 #include "kpn.h"
 
+/* Ceedling's runner includes this header too, without the test file's
+ * _XOPEN_SOURCE: it needs none of it, and without the feature macro the
+ * declarations below would not compile there. */
+#ifdef _XOPEN_SOURCE
+
 /* The net whose processes a SIGSEGV is matched against, and the exit
  * code the handler uses for process number i: KT_NAMED + i. */
 #define KT_NAMED 40
@@ -73,5 +78,7 @@ static inline size_t kt_page_size(void)
 {
     return (size_t)sysconf(_SC_PAGESIZE);
 }
+
+#endif /* _XOPEN_SOURCE */
 
 #endif /* KPN_TEST_CHILD_H */

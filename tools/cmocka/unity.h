@@ -7,11 +7,14 @@
  * tools/cmocka/gen_runner.sh writes supplies main(), setUp()/tearDown()
  * calls and the shared state declared at the end of this file. Ceedling
  * (`ceedling test:all`) never sees this file and uses real Unity instead.
+ * A test's `#include "mock_x.h"` gets the mock tools/cmocka/gen_mock.sh
+ * writes from x.h (CMock's names and meaning); it fails a test through
+ * this header too.
  * It lives outside test/ on purpose: Ceedling puts every folder under test/
  * on its include path, and a unity.h there would shadow Unity's.
  *
  * THE SUPPORTED SUBSET (test files may use these and nothing else from Unity;
- * every name, argument order and meaning is that of Unity 2.6's unity.h):
+ * every name, argument order and meaning is that of Unity 2.7's unity.h):
  *
  *   Build directives (expand to nothing; no trailing semicolon at file scope)
  *     TEST_SOURCE_FILE("path/x.c")   TEST_INCLUDE_PATH("path")
@@ -89,6 +92,13 @@ struct kpn_unity_state {
     volatile int abort_armed; /* abort_frame is live                     */
     volatile int ignored;     /* current test called TEST_IGNORE*()      */
     const char *test_name;    /* current test, for messages              */
+    const char *test_file;    /* the test file, for mock failures        */
+    int test_line;            /* the current test's line, likewise       */
+    /* Mocks (tools/cmocka/gen_mock.sh): expectations set and expected
+     * calls made in this test, across all mocks; CMock's
+     * GlobalExpectCount and GlobalVerifyOrder. */
+    int expect_count;
+    int verify_order;
 };
 extern struct kpn_unity_state kpn_unity_state;
 
@@ -101,6 +111,11 @@ extern struct kpn_unity_state kpn_unity_state;
 static inline const char *kpn_unity_name_(void)
 {
     return kpn_unity_state.test_name != NULL ? kpn_unity_state.test_name : "?";
+}
+
+static inline const char *kpn_unity_file_(void)
+{
+    return kpn_unity_state.test_file != NULL ? kpn_unity_state.test_file : "?";
 }
 
 /* Print "file:line:test:FAIL: <details>[. msg]" and end the test as failed. */

@@ -11,12 +11,21 @@
  *   byte 3   bit 0 policy (WS, STATIC), bit 1 wake rule (LAST, WAKER),
  *            bits 2-3 mode (0, 1: resolve; 2: resolve + strict;
  *            3: no resolver), bits 4-5 reserve (64 KiB, none, 64 bytes,
- *            512 bytes; too little is topped up with kpn_reserve_add)
+ *            512 bytes; too little is topped up with kpn_reserve_add),
+ *            bit 6 the topology comes from the generator (below)
  *   byte 4   bits 0-3 how far the arena's start is off 16-byte alignment;
  *            bits 4-7 a short buffer for kpn_report
  *   per channel, 3 bytes: writer % procs, reader % procs,
  *            capacity 1 + b % 4 and message size 1 + (b >> 2) % 16;
  *            bit 6 set: capacity 0, cfg.default_capacity (3) instead
+ *
+ * With bit 6 of byte 3 set, the channels are the edges of a random
+ * layered network drawn by the benchmarks' generator (bench/randnet.c):
+ * byte 0 gives at least 3 processes (a source, a layer, a sink), byte 1
+ * the generator's shape (layers 1 + b % (procs - 2), back-edges
+ * (b >> 3) % 4, twin channels if bit 7), then 2 bytes its seed; the
+ * first 12 edges drawn become the channels, each followed by only its
+ * capacity and size byte.  The programs are read as below.
  *   per process, 2 bytes: program length b % 25, repeat 1 + b % 8;
  *            then 2 bytes per instruction, an opcode and an operand
  *
@@ -48,6 +57,7 @@
 #include <string.h>
 
 #include "kpn.h"
+#include "randnet.h" /* bench/randnet.c: the generator */
 
 #if defined(__SANITIZE_ADDRESS__)
 #define FUZZ_ASAN 1
@@ -110,6 +120,8 @@ struct spec {
     unsigned reserve;              /* index into reserve_sizes */
     unsigned shift;                /* arena start, bytes past 16-alignment */
     unsigned report_len;           /* short kpn_report buffer */
+    int generated;                 /* channels drawn by rnet_generate */
+    rnet_params shape;             /* what it was asked for */
     struct chan_spec ch[MAX_CHANS];
     struct proc_spec pr[MAX_PROCS];
 };
@@ -147,32 +159,71 @@ static unsigned pick_chan(const struct spec *s, unsigned p, unsigned arg, int wr
     return (arg & 0x7f) % s->nchans;
 }
 
+/* Channels from the generator: the first MAX_CHANS edges of the random
+ * layered network 'b1' and the seed describe. */
+static void generate(struct spec *s, unsigned b1, unsigned seed)
+{
+    static rnet_graph g;
+    unsigned c;
+
+    if (s->nprocs < 3)
+        s->nprocs = 3;
+    s->generated = 1;
+    s->shape.seed = seed;
+    s->shape.nodes = (int)s->nprocs;
+    s->shape.layers = 1 + (int)(b1 % (s->nprocs - 2));
+    s->shape.back_edges = (int)((b1 >> 3) % 4);
+    s->shape.twins = (b1 & 0x80) ? 256 : 0;
+    if (rnet_generate(&g, &s->shape) != RNET_OK)
+        g.edges = 0; /* cannot happen: 3 <= nodes <= 8, layers <= nodes - 2 */
+    s->nchans = g.edges < MAX_CHANS ? (unsigned)g.edges : MAX_CHANS;
+    for (c = 0; c < s->nchans; ++c) {
+        s->ch[c].writer = (unsigned char)g.from[c];
+        s->ch[c].reader = (unsigned char)g.to[c];
+    }
+}
+
+/* Capacity and message size from one byte. */
+static void chan_shape(struct chan_spec *cs, unsigned b)
+{
+    cs->by_default = (b & 0x40) != 0;
+    cs->cap = (unsigned char)(cs->by_default ? DEFAULT_CAPACITY : 1 + b % 4);
+    cs->size = (unsigned char)(1 + (b >> 2) % MAX_MSG);
+}
+
 static void decode(const uint8_t *data, size_t size, struct spec *s)
 {
     struct reader r;
-    unsigned b, p, c, i;
+    unsigned b, b1, p, c, i;
+    int drawn;
 
     r.p = data;
     r.n = size;
     memset(s, 0, sizeof *s);
     s->nprocs = 1 + next_byte(&r) % MAX_PROCS;
-    s->nchans = next_byte(&r) % (MAX_CHANS + 1);
+    b1 = next_byte(&r);
+    s->nchans = b1 % (MAX_CHANS + 1);
     s->runners = 1 + next_byte(&r) % MAX_RUNNERS;
     b = next_byte(&r);
     s->policy = (b & 1) ? KPN_POLICY_STATIC : KPN_POLICY_WS;
     s->wake = (b & 2) ? KPN_WAKE_WAKER : KPN_WAKE_LAST;
     s->mode = ((b >> 2) & 3) == 2 ? MODE_STRICT : ((b >> 2) & 3) == 3 ? MODE_NORESOLVE : MODE_RESOLVE;
     s->reserve = (b >> 4) & 3;
+    drawn = (b & 0x40) != 0;
     b = next_byte(&r);
     s->shift = b & 15;
     s->report_len = b >> 4;
-    for (c = 0; c < s->nchans; ++c) {
-        s->ch[c].writer = (unsigned char)(next_byte(&r) % s->nprocs);
-        s->ch[c].reader = (unsigned char)(next_byte(&r) % s->nprocs);
+    if (drawn) {
         b = next_byte(&r);
-        s->ch[c].by_default = (b & 0x40) != 0;
-        s->ch[c].cap = (unsigned char)(s->ch[c].by_default ? DEFAULT_CAPACITY : 1 + b % 4);
-        s->ch[c].size = (unsigned char)(1 + (b >> 2) % MAX_MSG);
+        generate(s, b1, b | next_byte(&r) << 8);
+        for (c = 0; c < s->nchans; ++c)
+            chan_shape(&s->ch[c], next_byte(&r));
+    } else {
+        for (c = 0; c < s->nchans; ++c) {
+            s->ch[c].writer = (unsigned char)(next_byte(&r) % s->nprocs);
+            s->ch[c].reader = (unsigned char)(next_byte(&r) % s->nprocs);
+            chan_shape(&s->ch[c], next_byte(&r));
+        }
     }
     for (p = 0; p < s->nprocs; ++p) {
         struct proc_spec *ps = &s->pr[p];
@@ -534,6 +585,10 @@ static void describe(FILE *f, const struct spec *s)
             s->nprocs, s->nchans, s->runners, s->policy == KPN_POLICY_WS ? "ws" : "static",
             s->wake == KPN_WAKE_LAST ? "last" : "waker", modes[s->mode],
             reserve_sizes[s->reserve], s->shift);
+    if (s->generated)
+        fprintf(f, "  drawn by rnet_generate: seed %llu, %d layers, %d back-edges asked, twins %d/1024\n",
+                (unsigned long long)s->shape.seed, s->shape.layers, s->shape.back_edges,
+                s->shape.twins);
     for (c = 0; c < s->nchans; ++c)
         fprintf(f, "  c%u: p%u -> p%u, capacity %u%s, %u bytes\n", c, s->ch[c].writer,
                 s->ch[c].reader, s->ch[c].cap, s->ch[c].by_default ? " (default)" : "", s->ch[c].size);
@@ -938,6 +993,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #define F_RES_NONE (1u << 4)
 #define F_RES_64 (2u << 4)
 #define F_RES_512 (3u << 4)
+#define F_DRAWN (1u << 6)
 
 #define SEND(c) 0u, 0x80u | (c)
 #define SEND_SIZED(c) 0x10u, 0x80u | (c)
@@ -1062,6 +1118,8 @@ static void true_deadlock(unsigned runners, unsigned flags)
 
 int main(int argc, char **argv)
 {
+    unsigned i;
+
     if (argc != 2 && argc != 3) {
         fprintf(stderr, "usage: %s CORPUS [CRASHES]   (writes the seed corpus into CORPUS and\n"
                 "the hand-made reproducers of known bugs into CRASHES)\n", argv[0]);
@@ -1182,6 +1240,24 @@ int main(int argc, char **argv)
     /* an empty input: one process with nothing to do */
     seed_len = 0;
     emit("empty");
+
+    /* eight processes on the generator's network (seed 3, 3 layers, 2
+     * back-edges asked for, twins), each sending on its first two outputs
+     * and receiving on its first three inputs (operands with bit 7 clear:
+     * its own channels), at capacity 1 */
+    seed_len = 0;
+    put(7);
+    put(2u | 2u << 3 | 0x80u);
+    put(1);
+    put(F_DRAWN);
+    put(0);
+    put(3);
+    put(0);
+    for (i = 0; i < MAX_CHANS; ++i)
+        put(0);
+    for (i = 0; i < 8; ++i)
+        prog(6, 6, 0u, 0u, 0u, 1u, 6u, 0u, 6u, 1u, 6u, 2u, BURN(3));
+    emit("generated-topology-2-runners");
 
     if (argc == 3) {
         /* Known bug 1: p2, on runner 1, sends on p0's channel again and

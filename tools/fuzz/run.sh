@@ -77,7 +77,7 @@ mkdir -p "$out/obj" "$work" "$out/artifacts"
 # is left out: processes run on arena stacks, far from the thread's, and
 # would look to libFuzzer like ever-deeper recursion.
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-flags="-std=c99 -pedantic -Wall -Wextra -Werror -O1 -g $san -Iinclude -Iport"
+flags="-std=c99 -pedantic -Wall -Wextra -Werror -O1 -g $san -Iinclude -Iport -Ibench"
 fuzzflags="-fsanitize=fuzzer-no-link -fno-sanitize-coverage=stack-depth"
 
 # build OUTPUT EXTRA_FLAGS LINK_FLAGS: rebuild when a source, this script
@@ -85,7 +85,7 @@ fuzzflags="-fsanitize=fuzzer-no-link -fno-sanitize-coverage=stack-depth"
 build() {
     target=$1 extra=$2 link=$3
     stamp="$target.flags"
-    sources="src/*.c src/*.h include/*.h port/port.h $port_c $port_s tools/fuzz/fuzz_$which.c tools/fuzz/run.sh"
+    sources="src/*.c src/*.h include/*.h port/port.h $port_c $port_s bench/randnet.c bench/randnet.h tools/fuzz/fuzz_$which.c tools/fuzz/run.sh"
     if [ -x "$target" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$cc $flags $extra $link $port" ] &&
        [ -z "$(find $sources -newer "$target" 2>/dev/null)" ]; then
         return 0
@@ -94,7 +94,8 @@ build() {
     objdir="$out/obj/$(basename "$target")"
     rm -rf "$objdir"; mkdir -p "$objdir"
     objs=""
-    for f in src/*.c $port_c tools/fuzz/fuzz_$which.c; do
+    # bench/randnet.c: the random-network generator behind fuzz_net's byte 3, bit 6
+    for f in src/*.c $port_c bench/randnet.c tools/fuzz/fuzz_$which.c; do
         o="$objdir/$(echo "$f" | tr / _ | sed 's/\.c$/.o/')"
         $cc $flags $extra -c "$f" -o "$o"
         objs="$objs $o"

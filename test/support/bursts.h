@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* Random layered networks with feedback: run on kpn, and simulated with unbounded queues. */
-#ifndef KPN_TEST_RANDNET_H
-#define KPN_TEST_RANDNET_H
+/* Random layered networks with feedback and bursts: run on kpn, and simulated with unbounded queues. */
+#ifndef KPN_TEST_BURSTS_H
+#define KPN_TEST_BURSTS_H
 
 #include <stdint.h>
 #include "kpn.h"
+#include "randnet.h" /* bench/randnet.c: name it with TEST_SOURCE_FILE */
 
 /*
- * Layers of processes with forward edges, plus back-edges that close
- * cycles.  Every channel has a rate of 1 to 3 messages a round.  Every
+ * The topology is the benchmarks' random network (bench/randnet.c):
+ * layers of processes with forward edges, twins among them (two channels
+ * between the same pair of processes), and back-edges that close cycles.
+ * What runs on it is the tests' own.  Every channel has a rate of 1 to 3
+ * messages a round.  Every
  * process runs 'rounds' rounds; in each it reads a burst of 'rate'
  * messages from every input and then writes a burst to every output, in
  * an order drawn afresh each round from its seed: a fixed program, so
@@ -67,11 +71,11 @@ static void rn_order(const rn_proc *p, int r, int writing, int n, int *order)
     }
 }
 
-static int rn_edge(rn_net *n, int from, int to, int back, uint32_t *s)
+static void rn_edge(rn_net *n, int from, int to, int back, uint32_t *s)
 {
     int c = n->nchans;
     if (c == RN_MAX_CHANS || n->p[from].nout == RN_MAX_PORTS || n->p[to].nin == RN_MAX_PORTS)
-        return -1;
+        return; /* a port list is full: the edge is left out */
     n->from[c] = from;
     n->to[c] = to;
     n->back[c] = back;
@@ -79,47 +83,35 @@ static int rn_edge(rn_net *n, int from, int to, int back, uint32_t *s)
     n->p[from].out[n->p[from].nout++] = c;
     n->p[to].in[n->p[to].nin++] = c;
     n->nchans++;
-    return c;
 }
 
+/* A network drawn from 'seed': 2 to 5 layers between a source and a sink,
+ * 1 to 4 processes a layer on average, half the forward edges twinned,
+ * 1 to 4 back-edges asked for. */
 static void rn_generate(rn_net *n, uint32_t seed, int rounds)
 {
+    static rnet_graph g;
     uint32_t s = seed * 2654435761u | 1u;
-    int layer_start[8], layers = 3 + (int)(rn_rand(&s) % 4), l, i, k, backs;
+    rnet_params params;
+    int i;
 
-    n->nprocs = n->nchans = 0;
+    params.seed = seed;
+    params.layers = 2 + (int)(rn_rand(&s) % 4);
+    params.nodes = params.layers + 2 + (int)(rn_rand(&s) % (uint32_t)(3 * params.layers + 1));
+    params.back_edges = 1 + (int)(rn_rand(&s) % 4);
+    params.twins = 512;
+    if (rnet_generate(&g, &params) != RNET_OK)
+        g.nodes = g.edges = 0; /* cannot happen for these parameters */
+    n->nprocs = g.nodes < RN_MAX_PROCS ? g.nodes : RN_MAX_PROCS;
+    n->nchans = 0;
     n->rounds = rounds;
-    for (l = 0; l < layers; ++l) {
-        int width = l == 0 ? 1 : 1 + (int)(rn_rand(&s) % 4);
-        layer_start[l] = n->nprocs;
-        for (i = 0; i < width && n->nprocs < RN_MAX_PROCS; ++i) {
-            rn_proc *p = &n->p[n->nprocs++];
-            p->nin = p->nout = 0;
-            p->seed = rn_rand(&s);
-        }
+    for (i = 0; i < n->nprocs; ++i) {
+        n->p[i].nin = n->p[i].nout = 0;
+        n->p[i].seed = rn_rand(&s);
     }
-    /* every process beyond the source hears from the layer before it,
-     * and now and then from further back */
-    for (l = 1; l < layers; ++l) {
-        int prev = layer_start[l - 1], prev_w = layer_start[l] - prev;
-        int end = l + 1 < layers ? layer_start[l + 1] : n->nprocs;
-        for (k = layer_start[l]; k < end; ++k) {
-            int from = prev + (int)(rn_rand(&s) % (uint32_t)prev_w);
-            rn_edge(n, from, k, 0, &s);
-            /* a second channel between the same two processes, read and
-             * written in orders that may cross: figure 3.5 in miniature */
-            if (rn_rand(&s) % 2 == 0)
-                rn_edge(n, from, k, 0, &s);
-            if (rn_rand(&s) % 3 == 0)
-                rn_edge(n, (int)(rn_rand(&s) % (uint32_t)layer_start[l]), k, 0, &s);
-        }
-    }
-    /* back-edges close cycles, from a later process to an earlier one */
-    backs = 1 + (int)(rn_rand(&s) % 4);
-    for (i = 0; i < backs && n->nprocs > 1; ++i) {
-        int from = 1 + (int)(rn_rand(&s) % (uint32_t)(n->nprocs - 1));
-        rn_edge(n, from, (int)(rn_rand(&s) % (uint32_t)from), 1, &s);
-    }
+    for (i = 0; i < g.edges; ++i)
+        if (g.from[i] < n->nprocs && g.to[i] < n->nprocs)
+            rn_edge(n, g.from[i], g.to[i], g.back[i], &s);
 }
 
 /* ------------------------------------------------------------ on kpn */
@@ -247,4 +239,4 @@ static void rn_simulate(const rn_net *n, uint32_t *hash)
         hash[i] = round[i] == n->rounds ? h[i] : 0;
 }
 
-#endif /* KPN_TEST_RANDNET_H */
+#endif /* KPN_TEST_BURSTS_H */

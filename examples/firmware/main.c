@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/* A firmware to copy: a timer interrupt samples a "sensor" into an input channel, a filter process smooths it, an output process reports. */
+#include "kpn.h"
+
+/*
+ *   SysTick ISR --kpn_offer--> [samples] --> filter --> [smoothed] --> report
+ *
+ * The interrupt never blocks: kpn_offer copies the sample or says
+ * KPN_EFULL.  Between ticks nothing can run and kpn_run sleeps in WFI.
+ * After SAMPLES ticks the ISR closes the input; the filter drains it and
+ * returns, which closes its output; the report ends; kpn_run returns.
+ */
+
+#define SAMPLES 32
+#define TICK_CYCLES 250000u  /* 10 ms at 25 MHz (mps2-an386) */
+
+void console_write(const char *s);          /* semihost.c */
+void console_exit(int code);
+
+static void console_uint(uint32_t v)
+{
+    char buf[12];
+    int i = 11;
+    buf[i] = '\0';
+    do {
+        buf[--i] = (char)('0' + v % 10u);
+        v /= 10u;
+    } while (v != 0);
+    console_write(&buf[i]);
+}
+
+/* Memory: one static arena, sized with the library's own figures. */
+#define STACK 512
+static unsigned char arena[4096];
+static kpn_chan *samples, *smoothed;
+
+/* The filter: an exponential moving average, alpha = 1/4, in fixed point. */
+static void filter(void *arg)
+{
+    int32_t x, avg = 0;
+    int first = 1;
+    (void)arg;
+    while (kpn_recv(samples, &x) == KPN_OK) {
+        avg = first ? x * 16 : avg + (x * 16 - avg) / 4;
+        first = 0;
+        x = avg / 16;
+        kpn_send(smoothed, &x);
+    }
+}
+
+static void report(void *arg)
+{
+    int32_t y;
+    uint32_t n = 0;
+    (void)arg;
+    while (kpn_recv(smoothed, &y) == KPN_OK) {
+        console_write("sample ");
+        console_uint(n++);
+        console_write(": ");
+        console_uint((uint32_t)y);
+        console_write("\n");
+    }
+}
+
+/* The timer interrupt: a sawtooth with noise stands in for an ADC. */
+#define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
+#define SYST_RVR (*(volatile uint32_t *)0xE000E014u)
+#define SYST_CVR (*(volatile uint32_t *)0xE000E018u)
+
+static volatile uint32_t ticks, dropped;
+
+void systick_handler(void)
+{
+    int32_t x;
+
+    if (ticks == SAMPLES) {
+        kpn_input_close(samples);
+        SYST_CSR = 0;
+        return;
+    }
+    x = (int32_t)(ticks % 8u) * 100 + (int32_t)((ticks * 7919u) % 13u);
+    if (kpn_offer(samples, &x) == KPN_EFULL)
+        dropped++;
+    ticks++;
+}
+
+int main(void)
+{
+    kpn_net *net;
+    kpn_proc *f, *r;
+    kpn_status s;
+
+    if ((s = kpn_net_init(&net, arena, sizeof arena, NULL)) != KPN_OK ||
+        (s = kpn_spawn(net, &f, "filter", filter, NULL, STACK)) != KPN_OK ||
+        (s = kpn_spawn(net, &r, "report", report, NULL, STACK)) != KPN_OK ||
+        (s = kpn_connect_input(net, &samples, f, sizeof(int32_t), 4)) != KPN_OK ||
+        (s = kpn_connect(net, &smoothed, f, r, sizeof(int32_t), 2)) != KPN_OK) {
+        console_write("setup failed: ");
+        console_write(kpn_strerror(s));
+        console_write("\n");
+        return 1;
+    }
+
+    SYST_RVR = TICK_CYCLES - 1u;
+    SYST_CVR = 0;
+    SYST_CSR = 7u; /* processor clock, interrupt, enable */
+
+    s = kpn_run(net); /* returns after the ISR closes the input */
+    console_write("kpn_run: ");
+    console_write(kpn_strerror(s));
+    console_write(", dropped ");
+    console_uint(dropped);
+    console_write("\n");
+    return s == KPN_OK && dropped == 0 ? 0 : 1;
+}

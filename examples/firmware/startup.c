@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* Start-up: the vector table, reset (copy .data, clear .bss, enable the FPU), and a fault handler that stops. */
+#include <stdint.h>
+
+extern uint32_t __data_load[], __data_start[], __data_end[], __bss_start[], __bss_end[];
+extern uint32_t __stack_top[];
+extern int main(void);
+void console_write(const char *s);
+void console_exit(int code);
+void systick_handler(void);
+
+void reset_handler(void)
+{
+    uint32_t *src = __data_load, *dst;
+
+    for (dst = __data_start; dst < __data_end; )
+        *dst++ = *src++;
+    for (dst = __bss_start; dst < __bss_end; )
+        *dst++ = 0;
+#if defined(__ARM_FP)
+    /* CP10/CP11 full access.  FPCCR keeps its reset value: automatic and
+     * lazy state preservation on, which the kpn port relies on. */
+    *(volatile uint32_t *)0xE000ED88u |= 0xFu << 20;
+    __asm__ volatile("dsb\n\tisb" ::: "memory");
+#endif
+    console_exit(main());
+}
+
+static void fault_handler(void)
+{
+    console_write("fault\n");
+    console_exit(1);
+}
+
+/* kpn needs no SVC or PendSV: the port switches by plain calls. */
+__attribute__((section(".vectors"), used))
+static void (*const vectors[16])(void) = {
+    (void (*)(void))(uintptr_t)__stack_top,
+    reset_handler,
+    fault_handler, /* NMI */
+    fault_handler, /* hard fault */
+    fault_handler, /* memory management */
+    fault_handler, /* bus fault */
+    fault_handler, /* usage fault */
+    0, 0, 0, 0,
+    fault_handler, /* SVCall */
+    fault_handler, /* debug monitor */
+    0,
+    fault_handler, /* PendSV */
+    systick_handler,
+};

@@ -1,0 +1,559 @@
+/* SPDX-License-Identifier: MIT */
+/* The Cortex-M port under QEMU: whole networks, the resolver, faults, FP state per process, input from SysTick. */
+#include "unity.h"
+#include "kpn.h"
+#include "support/helpers.h"
+#include "target.h"
+
+TEST_SOURCE_FILE("src/arena.c")
+TEST_SOURCE_FILE("src/chan.c")
+TEST_SOURCE_FILE("src/env.c")
+TEST_SOURCE_FILE("src/input.c")
+TEST_SOURCE_FILE("src/net.c")
+TEST_SOURCE_FILE("src/pool.c")
+TEST_SOURCE_FILE("src/proc.c")
+TEST_SOURCE_FILE("src/report.c")
+TEST_SOURCE_FILE("src/resolve.c")
+TEST_SOURCE_FILE("src/sched.c")
+TEST_SOURCE_FILE("src/stats.c")
+TEST_SOURCE_FILE("src/status.c")
+TEST_SOURCE_FILE("port/cortex-m/port_cortexm.c")
+TEST_SOURCE_FILE("port/cortex-m/switch_cortexm.S")
+
+#define STACK 1024
+static unsigned char arena[24 * 1024];
+static kpn_net *net;
+
+void setUp(void)
+{
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
+}
+
+void tearDown(void) {}
+
+static kpn_proc *spawn(const char *name, void (*fn)(void *), void *arg, size_t stack)
+{
+    kpn_proc *p = NULL;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, name, fn, arg, stack));
+    return p;
+}
+
+static kpn_chan *connect(kpn_proc *w, kpn_proc *r, size_t cap)
+{
+    kpn_chan *c = NULL;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, w, r, sizeof(uint32_t), cap));
+    return c;
+}
+
+/* ------------------------------------------------------------------ */
+/* A pipeline: numbers 1..N, squared, summed. */
+
+#define PIPE_N 200u
+
+struct pipe {
+    kpn_chan *a, *b;
+    uint64_t sum;
+    unsigned got;
+    int bad;
+};
+
+static void pipe_source(void *arg)
+{
+    struct pipe *p = arg;
+    uint32_t i;
+    for (i = 1; i <= PIPE_N; ++i)
+        p->bad |= kpn_send(p->a, &i) != KPN_OK;
+}
+
+static void pipe_square(void *arg)
+{
+    struct pipe *p = arg;
+    uint32_t v;
+    while (kpn_recv(p->a, &v) == KPN_OK) {
+        v *= v;
+        p->bad |= kpn_send(p->b, &v) != KPN_OK;
+    }
+}
+
+static void pipe_sink(void *arg)
+{
+    struct pipe *p = arg;
+    uint32_t v;
+    while (kpn_recv(p->b, &v) == KPN_OK) {
+        p->sum += v;
+        p->got++;
+    }
+}
+
+void test_pipeline_squares_and_sums(void)
+{
+    struct pipe p = {0};
+    kpn_proc *src = spawn("source", pipe_source, &p, STACK);
+    kpn_proc *sq = spawn("square", pipe_square, &p, STACK);
+    kpn_proc *sink = spawn("sink", pipe_sink, &p, STACK);
+    uint64_t expect = 0;
+    uint32_t i;
+
+    p.a = connect(src, sq, 2);
+    p.b = connect(sq, sink, 3);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    for (i = 1; i <= PIPE_N; ++i)
+        expect += (uint64_t)i * i;
+    TEST_ASSERT_FALSE(p.bad);
+    TEST_ASSERT_EQUAL_UINT(PIPE_N, p.got);
+    TEST_ASSERT_TRUE(p.sum == expect);
+}
+
+/* ------------------------------------------------------------------ */
+/* An artificial deadlock: the writer fills 'data' before it sends the
+ * flag the reader waits for first. */
+
+#define BURST 6u
+
+struct burst {
+    kpn_chan *data, *flag;
+    uint32_t got[BURST];
+    unsigned n;
+};
+
+static void burst_writer(void *arg)
+{
+    struct burst *b = arg;
+    uint32_t i, one = 1;
+    for (i = 0; i < BURST; ++i) {
+        uint32_t v = 100 + i;
+        kpn_send(b->data, &v);
+    }
+    kpn_send(b->flag, &one);
+}
+
+static void burst_reader(void *arg)
+{
+    struct burst *b = arg;
+    uint32_t v;
+    kpn_recv(b->flag, &v);
+    while (b->n < BURST && kpn_recv(b->data, &v) == KPN_OK)
+        b->got[b->n++] = v;
+}
+
+static void check_burst(const struct burst *b)
+{
+    unsigned i;
+    TEST_ASSERT_EQUAL_UINT(BURST, b->n);
+    for (i = 0; i < BURST; ++i)
+        TEST_ASSERT_EQUAL_UINT(100 + i, b->got[i]);
+}
+
+void test_resolver_grows_a_cycle(void)
+{
+    static unsigned char big[8192];
+    struct burst b = {0};
+    kpn_config cfg;
+    kpn_stats st;
+    kpn_proc *w, *r;
+
+    kpn_config_default(&cfg);
+    cfg.reserve_size = 1024;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, big, sizeof big, &cfg));
+    w = spawn("writer", burst_writer, &b, STACK);
+    r = spawn("reader", burst_reader, &b, STACK);
+    b.data = connect(w, r, 1);
+    b.flag = connect(w, r, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    check_burst(&b);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_GREATER_OR_EQUAL(1, (int)st.resolutions);
+    TEST_ASSERT_GREATER_OR_EQUAL(BURST, kpn_chan_capacity(b.data));
+}
+
+void test_reserve_exhausted_then_added_then_resumed(void)
+{
+    static unsigned char extra[512];
+    struct burst b = {0};
+    kpn_config cfg;
+    kpn_proc *w, *r;
+    static char text[1024];
+
+    kpn_config_default(&cfg);
+    cfg.reserve_size = 0; /* no pool: growth waits for kpn_reserve_add */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    w = spawn("writer", burst_writer, &b, STACK);
+    r = spawn("reader", burst_reader, &b, STACK);
+
+    b.data = connect(w, r, 1);
+    b.flag = connect(w, r, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
+    TEST_ASSERT_EQUAL_UINT(0, b.n);
+    TEST_ASSERT_EQUAL_UINT(1, kpn_chan_fill(b.data));
+    TEST_ASSERT_GREATER_THAN(0, (int)kpn_report(net, text, sizeof text));
+    TEST_ASSERT_TRUE(kt_contains(text, "reserve exhausted"));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(net, extra, sizeof extra));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    check_burst(&b);
+}
+
+/* ------------------------------------------------------------------ */
+/* A true deadlock: each waits to read from the other. */
+
+struct pair {
+    kpn_chan *ab, *ba;
+};
+
+static void pair_a(void *arg)
+{
+    struct pair *p = arg;
+    uint32_t v;
+    if (kpn_recv(p->ba, &v) == KPN_OK)
+        kpn_send(p->ab, &v);
+}
+
+static void pair_b(void *arg)
+{
+    struct pair *p = arg;
+    uint32_t v;
+    if (kpn_recv(p->ab, &v) == KPN_OK)
+        kpn_send(p->ba, &v);
+}
+
+void test_true_deadlock_is_reported(void)
+{
+    struct pair p;
+    kpn_proc *a = spawn("alpha", pair_a, &p, STACK);
+    kpn_proc *b = spawn("beta", pair_b, &p, STACK);
+    kpn_stats st;
+    static char text[1024];
+
+    p.ab = connect(a, b, 1);
+    p.ba = connect(b, a, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT(1, st.true_deadlocks);
+    TEST_ASSERT_EQUAL_UINT(2, st.procs_blocked_read);
+    kpn_report(net, text, sizeof text);
+    TEST_ASSERT_TRUE(kt_contains(text, "true deadlock: \"alpha\" -> \"beta\"") ||
+                     kt_contains(text, "true deadlock: \"beta\" -> \"alpha\""));
+}
+
+/* ------------------------------------------------------------------ */
+/* A stack overflow, caught at the next switch. */
+
+struct deep {
+    const void *base; /* the lowest usable stack byte, found before the run */
+    kpn_chan *out;
+};
+
+static void overflow(void *arg)
+{
+    struct deep *d = arg;
+    uint32_t v = 1;
+
+    /* recurse until a frame lies below the usable stack: into the guard */
+    kt_recurse((const unsigned char *)d->base + 8, 0);
+    kpn_send(d->out, &v); /* blocks: a switch, where the guard is checked */
+    kpn_send(d->out, &v);
+}
+
+static void drain(void *arg)
+{
+    (void)arg;
+}
+
+void test_stack_overflow_is_caught_as_estack(void)
+{
+    static struct deep d;
+    kpn_proc *pad = spawn("pad", drain, NULL, STACK);
+    kpn_proc *self, *sink;
+    kpn_proc_stats ps;
+    kpn_chan *ring;
+    static char text[1024];
+
+    /* The band is inside the stack here (32 bytes), and the last frame
+     * may reach a little past it: a ring of nobody's messages lies below
+     * the stack to take that, rather than another object's record. */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &ring, pad, pad, 64, 2));
+    self = spawn("deep", overflow, &d, kpn_stack_min());
+    sink = spawn("sink", drain, NULL, STACK);
+    d.out = connect(self, sink, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(self, &ps));
+    d.base = ps.stack_base;
+    TEST_ASSERT_EQUAL_INT(KPN_ESTACK, kpn_run(net));
+    TEST_ASSERT_EQUAL_PTR(self, kpn_net_fault(net));
+    kpn_report(net, text, sizeof text);
+    TEST_ASSERT_TRUE(kt_contains(text, "stack overflow: process \"deep\""));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTACK, kpn_run(net));
+}
+
+/* ------------------------------------------------------------------ */
+/* Floating-point control state belongs to each process. */
+
+#if defined(__ARM_FP)
+struct fp {
+    kpn_chan *ab, *ba;
+    uint32_t mode_a, mode_b;
+    uint32_t start_a, start_b;    /* FPSCR control bits each started with */
+    uint32_t fpca_plain;          /* CONTROL.FPCA in a process without FP */
+    int drift;
+};
+
+static void fp_a(void *arg)
+{
+    struct fp *f = arg;
+    uint32_t i, v = 0;
+
+    f->start_a = kt_fpscr_read() & KT_FPSCR_CONTROL;
+    kt_fpscr_write(f->mode_a);
+    for (i = 0; i < 20; ++i) {
+        kpn_send(f->ab, &v);
+        kpn_recv(f->ba, &v);
+        f->drift |= (kt_fpscr_read() & KT_FPSCR_CONTROL) != f->mode_a;
+    }
+}
+
+static void fp_b(void *arg)
+{
+    struct fp *f = arg;
+    uint32_t v;
+
+    f->start_b = kt_fpscr_read() & KT_FPSCR_CONTROL;
+    kt_fpscr_write(f->mode_b);
+    while (kpn_recv(f->ab, &v) == KPN_OK) {
+        f->drift |= (kt_fpscr_read() & KT_FPSCR_CONTROL) != f->mode_b;
+        kpn_send(f->ba, &v);
+    }
+}
+
+static void fp_plain(void *arg)
+{
+    struct fp *f = arg;
+    f->fpca_plain = kt_control_read() & 4u;
+}
+#endif
+
+void test_fpscr_is_kept_per_process_and_starts_default(void)
+{
+#if defined(__ARM_FP)
+    static struct fp f;
+    const uint32_t host_mode = KT_FPSCR_RM_MINUS;
+    kpn_proc *a, *b;
+
+    f.mode_a = KT_FPSCR_RM_ZERO | KT_FPSCR_FZ;
+    f.mode_b = KT_FPSCR_RM_PLUS | KT_FPSCR_DN;
+    a = spawn("a", fp_a, &f, STACK);
+    b = spawn("b", fp_b, &f, STACK);
+    spawn("plain", fp_plain, &f, STACK);
+    f.ab = connect(a, b, 1);
+    f.ba = connect(b, a, 1);
+    kt_fpscr_write(host_mode);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_HEX32(host_mode, kt_fpscr_read() & KT_FPSCR_CONTROL);
+    kt_fpscr_write(0);
+    TEST_ASSERT_EQUAL_HEX32(0, f.start_a);
+    TEST_ASSERT_EQUAL_HEX32(0, f.start_b);
+    TEST_ASSERT_FALSE(f.drift);
+    TEST_ASSERT_EQUAL_HEX32(0, f.fpca_plain);
+#else
+    TEST_IGNORE_MESSAGE("no FPU on this core");
+#endif
+}
+
+/* ------------------------------------------------------------------ */
+/* The host thread is not a process. */
+
+static void nop(void *arg)
+{
+    (void)arg;
+}
+
+void test_host_calling_a_process_operation_gets_eperm(void)
+{
+    kpn_proc *a = spawn("a", nop, NULL, STACK);
+    kpn_proc *b = spawn("b", nop, NULL, STACK);
+    kpn_chan *c = connect(a, b, 1);
+    uint32_t v = 7;
+
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_send(c, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_recv(c, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_close(c));
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_offer(c, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+}
+
+/* ------------------------------------------------------------------ */
+/* Input: EFULL, and SysTick feeding a running net that idles in WFI. */
+
+struct filter {
+    kpn_chan *in, *out;
+    uint64_t sum;
+    unsigned got;
+};
+
+static void filter_proc(void *arg)
+{
+    struct filter *f = arg;
+    uint32_t v;
+    while (kpn_recv(f->in, &v) == KPN_OK)
+        if (v % 3u != 0)
+            kpn_send(f->out, (v *= 2, &v));
+}
+
+static void sum_proc(void *arg)
+{
+    struct filter *f = arg;
+    uint32_t v;
+    while (kpn_recv(f->out, &v) == KPN_OK) {
+        f->sum += v;
+        f->got++;
+    }
+}
+
+void test_offer_to_a_full_input_fails_with_efull(void)
+{
+    static struct filter f;
+    kpn_proc *filter = spawn("filter", filter_proc, &f, STACK);
+    kpn_proc *sum = spawn("sum", sum_proc, &f, STACK);
+    uint32_t one = 1, two = 2, four = 4;
+
+    f.sum = 0;
+    f.got = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &f.in, filter, sizeof(uint32_t), 2));
+    f.out = connect(filter, sum, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_offer(f.in, &one));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_offer(f.in, &two));
+    TEST_ASSERT_EQUAL_INT(KPN_EFULL, kpn_offer(f.in, &four));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_input_close(f.in));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_offer(f.in, &four));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_UINT(2, f.got);
+    TEST_ASSERT_TRUE(f.sum == 2u * 1u + 2u * 2u);
+}
+
+#define TICKS 40u
+
+static struct tick {
+    kpn_chan *in;
+    uint32_t next;           /* the next number to offer, from 1 */
+    unsigned efull, idle_hits, interrupts;
+} tick;
+
+/* Offers 1..TICKS, one per tick, then closes the input.  Also counts
+ * the ticks that found the CPU asleep in the port's idle hook. */
+KT_ISR_WITH_PC(systick_handler, on_tick)
+
+void on_tick(uint32_t pc)
+{
+    uint32_t idle = (uint32_t)(uintptr_t)kpn_port_idle_wait & ~1u;
+
+    tick.interrupts++;
+    if (pc >= idle && pc < idle + 64u)
+        tick.idle_hits++;
+    if (tick.next <= TICKS) {
+        kpn_status s = kpn_offer(tick.in, &tick.next);
+        if (s == KPN_OK)
+            tick.next++;
+        else if (s == KPN_EFULL)
+            tick.efull++;
+    } else {
+        kpn_input_close(tick.in);
+        kt_systick_stop();
+    }
+}
+
+void test_systick_feeds_a_running_net_that_idles_between(void)
+{
+    static struct filter f;
+    /* at the measured minimum: an interrupt's frame lands on these stacks */
+    kpn_proc *filter = spawn("filter", filter_proc, &f, kpn_stack_min());
+    kpn_proc *sum = spawn("sum", sum_proc, &f, kpn_stack_min());
+    uint64_t expect = 0;
+    uint32_t i;
+
+    f.sum = 0;
+    f.got = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &f.in, filter, sizeof(uint32_t), 4));
+    f.out = connect(filter, sum, 2);
+    tick.in = f.in;
+    tick.next = 1;
+    tick.efull = tick.idle_hits = tick.interrupts = 0;
+    kt_systick_start(KT_TICK_CYCLES);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    kt_systick_stop();
+    for (i = 1; i <= TICKS; ++i)
+        if (i % 3u != 0)
+            expect += 2u * i;
+    TEST_ASSERT_EQUAL_UINT(TICKS - TICKS / 3u, f.got);
+    TEST_ASSERT_TRUE(f.sum == expect);
+    TEST_ASSERT_EQUAL_UINT(0, tick.efull);
+    /* most ticks found the net asleep in WFI, waiting for the next one */
+    TEST_ASSERT_GREATER_THAN(TICKS / 2u, tick.idle_hits);
+}
+
+/* ------------------------------------------------------------------ */
+/* KPN_STACK_MIN for this port, from a measurement. */
+
+struct fpipe {
+    kpn_chan *a, *b;
+    float acc;
+};
+
+static void fsource(void *arg)
+{
+    struct fpipe *p = arg;
+    uint32_t i;
+    for (i = 0; i < 50; ++i)
+        kpn_send(p->a, &i);
+}
+
+static void fscale(void *arg)
+{
+    struct fpipe *p = arg;
+    uint32_t v;
+    while (kpn_recv(p->a, &v) == KPN_OK) {
+        p->acc = p->acc * 0.5f + (float)v; /* live FP state: the big frame */
+        kpn_send(p->b, &v);
+    }
+}
+
+static void fsink(void *arg)
+{
+    struct fpipe *p = arg;
+    uint32_t v;
+    while (kpn_recv(p->b, &v) == KPN_OK)
+        ;
+}
+
+void test_stack_min_covers_a_process_and_an_exception_frame(void)
+{
+    static struct fpipe p;
+    kpn_proc *procs[3];
+    kpn_proc_stats ps;
+    size_t peak = 0, guard, i;
+    /* an exception stacks 8 words, 26 with live FP state (and alignment) */
+#if defined(__ARM_FP)
+    const size_t frame = 104;
+#else
+    const size_t frame = 32;
+#endif
+
+    procs[0] = spawn("source", fsource, &p, STACK);
+    procs[1] = spawn("scale", fscale, &p, STACK);
+    procs[2] = spawn("sink", fsink, &p, STACK);
+    p.a = connect(procs[0], procs[1], 1);
+    p.b = connect(procs[1], procs[2], 1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    for (i = 0; i < 3; ++i) {
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(procs[i], &ps));
+        if (ps.stack_peak > peak)
+            peak = ps.stack_peak;
+    }
+    guard = STACK - ps.stack_size; /* the band inside the stack */
+    kt_print("stack: process peak ");
+    kt_print_uint(peak);
+    kt_print(" B + exception frame ");
+    kt_print_uint(frame);
+    kt_print(" B + guard ");
+    kt_print_uint(guard);
+    kt_print(" B <= KPN_STACK_MIN ");
+    kt_print_uint(kpn_stack_min());
+    kt_print(" B\n");
+    TEST_ASSERT_LESS_OR_EQUAL(kpn_stack_min(), peak + frame + guard);
+}

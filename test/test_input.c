@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/* Input channels: kpn_offer from another thread, EFULL, close, a net that waits for input, the resolver, errors. */
+#include "unity.h"
+#include "kpn.h"
+#include "support/offer_thread.h"
+
+TEST_SOURCE_FILE("src/arena.c")
+TEST_SOURCE_FILE("src/chan.c")
+TEST_SOURCE_FILE("src/input.c")
+TEST_SOURCE_FILE("src/net.c")
+TEST_SOURCE_FILE("src/pool.c")
+TEST_SOURCE_FILE("src/proc.c")
+TEST_SOURCE_FILE("src/resolve.c")
+TEST_SOURCE_FILE("src/sched.c")
+TEST_SOURCE_FILE("src/stats.c")
+TEST_SOURCE_FILE("src/status.c")
+TEST_SOURCE_FILE("port/posix/port_posix.c")
+TEST_SOURCE_FILE("port/pthread/thread_pthread.c")
+
+#define STACK 65536
+#define MAXN 4000u
+static unsigned char arena[1 << 20];
+static kpn_net *net;
+
+void setUp(void)
+{
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
+}
+
+void tearDown(void) {}
+
+static kpn_proc *spawn(void (*fn)(void *), void *arg)
+{
+    kpn_proc *p = NULL;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", fn, arg, STACK));
+    return p;
+}
+
+/* The net under test: 'filter' drops multiples of 3 and doubles the
+ * rest, 'sink' records what arrives, in order. */
+struct filter {
+    kpn_chan *in, *out;
+    uint32_t got[MAXN];
+    unsigned n, eofs;
+};
+
+static void filter_proc(void *arg)
+{
+    struct filter *f = arg;
+    uint32_t v;
+    while (kpn_recv(f->in, &v) == KPN_OK)
+        if (v % 3u != 0) {
+            v *= 2;
+            kpn_send(f->out, &v);
+        }
+    f->eofs++;
+}
+
+static void sink_proc(void *arg)
+{
+    struct filter *f = arg;
+    uint32_t v;
+    while (kpn_recv(f->out, &v) == KPN_OK)
+        if (f->n < MAXN)
+            f->got[f->n++] = v;
+}
+
+static void build(struct filter *f, size_t in_cap, size_t out_cap)
+{
+    kpn_proc *filter = spawn(filter_proc, f);
+    kpn_proc *sink = spawn(sink_proc, f);
+    f->n = f->eofs = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &f->in, filter, sizeof(uint32_t), in_cap));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &f->out, filter, sink, sizeof(uint32_t), out_cap));
+}
+
+/* What the net must output for inputs first..first+count-1, computed
+ * from the definition (a sequential reference). */
+static unsigned expected(uint32_t first, uint32_t count, uint32_t *out)
+{
+    unsigned n = 0;
+    uint32_t v;
+    for (v = first; v < first + count; ++v)
+        if (v % 3u != 0)
+            out[n++] = 2 * v;
+    return n;
+}
+
+static void check_output(const struct filter *f, uint32_t first, uint32_t count)
+{
+    static uint32_t want[MAXN];
+    unsigned n = expected(first, count, want);
+    TEST_ASSERT_EQUAL_UINT(n, f->n);
+    if (n > 0)
+        TEST_ASSERT_EQUAL_MEMORY(want, f->got, n * sizeof want[0]);
+    TEST_ASSERT_EQUAL_UINT(1, f->eofs);
+}
+
+static struct filter f;
+
+void test_offer_from_another_thread_reaches_the_reader_in_order(void)
+{
+    struct kt_offerer o = {0};
+
+    build(&f, 4, 2);
+    o.in = f.in;
+    o.first = 1;
+    o.count = 3000;
+    TEST_ASSERT_EQUAL_INT(0, kt_offerer_start(&o));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    kt_offerer_join(&o);
+    TEST_ASSERT_FALSE(o.bad);
+    check_output(&f, 1, 3000);
+}
+
+void test_offer_from_another_thread_with_several_runners(void)
+{
+    struct kt_offerer o = {0};
+    kpn_config cfg;
+
+    kpn_config_default(&cfg);
+    cfg.runners = 2;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    build(&f, 2, 1);
+    o.in = f.in;
+    o.first = 5;
+    o.count = 2000;
+    o.pause = 1;
+    TEST_ASSERT_EQUAL_INT(0, kt_offerer_start(&o));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    kt_offerer_join(&o);
+    TEST_ASSERT_FALSE(o.bad);
+    check_output(&f, 5, 2000);
+}
+
+void test_a_net_waiting_for_input_returns_only_after_the_close(void)
+{
+    struct kt_offerer o = {0};
+
+    build(&f, 8, 8);
+    o.in = f.in;
+    o.first = 1;
+    o.count = 50;
+    o.pause = 2000; /* the net runs dry before every message */
+    TEST_ASSERT_EQUAL_INT(0, kt_offerer_start(&o));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_TRUE(__atomic_load_n(&o.closed, __ATOMIC_SEQ_CST));
+    kt_offerer_join(&o);
+    check_output(&f, 1, 50);
+}
+
+void test_offer_to_a_full_input_returns_efull_and_writes_nothing(void)
+{
+    uint32_t v[3] = {1, 2, 4};
+
+    build(&f, 2, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_offer(f.in, &v[0]));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_offer(f.in, &v[1]));
+    TEST_ASSERT_EQUAL_INT(KPN_EFULL, kpn_offer(f.in, &v[2]));
+    TEST_ASSERT_EQUAL_size_t(2, kpn_chan_fill(f.in));
+    TEST_ASSERT_EQUAL_size_t(2, kpn_chan_capacity(f.in));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_input_close(f.in));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    check_output(&f, 1, 2);
+}
+
+void test_close_lets_the_reader_drain_then_see_eof(void)
+{
+    uint32_t v;
+
+    build(&f, 8, 8);
+    for (v = 1; v <= 5; ++v)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_offer(f.in, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_input_close(f.in));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_input_close(f.in));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_offer(f.in, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    check_output(&f, 1, 5);
+}
+
+/* Determinism: the same input sequence gives the same output, offered
+ * all before the run or trickled in while the net runs, with any
+ * capacities. */
+void test_output_is_a_function_of_the_input_sequence(void)
+{
+    static uint32_t first_run[MAXN];
+    unsigned first_n, round;
+    uint32_t v;
+
+    build(&f, 64, 64);
+    for (v = 7; v < 7 + 60; ++v)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_offer(f.in, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_input_close(f.in));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    first_n = f.n;
+    for (round = 0; round < first_n; ++round)
+        first_run[round] = f.got[round];
+    for (round = 0; round < 3; ++round) {
+        struct kt_offerer o = {0};
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
+        build(&f, 1 + round, 1 + 2 * round);
+        o.in = f.in;
+        o.first = 7;
+        o.count = 60;
+        o.pause = round * 50;
+        TEST_ASSERT_EQUAL_INT(0, kt_offerer_start(&o));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+        kt_offerer_join(&o);
+        TEST_ASSERT_EQUAL_UINT(first_n, f.n);
+        TEST_ASSERT_EQUAL_MEMORY(first_run, f.got, first_n * sizeof first_run[0]);
+    }
+}
+
+/* A writer blocked on a full channel to a reader that waits for input is
+ * no deadlock: the resolver must not grow the channel (nor the input). */
+struct ahead {
+    kpn_chan *in, *c;
+    uint32_t sum;
+};
+
+static void ahead_writer(void *arg)
+{
+    struct ahead *a = arg;
+    uint32_t i;
+    for (i = 1; i <= 10; ++i)
+        kpn_send(a->c, &i);
+}
+
+static void ahead_reader(void *arg)
+{
+    struct ahead *a = arg;
+    uint32_t v, w;
+    while (kpn_recv(a->in, &v) == KPN_OK && kpn_recv(a->c, &w) == KPN_OK)
+        a->sum += v * w;
+}
+
+void test_a_reader_waiting_for_input_ends_the_chain_and_nothing_grows(void)
+{
+    static struct ahead a;
+    struct kt_offerer o = {0};
+    kpn_proc *w = spawn(ahead_writer, &a);
+    kpn_proc *r = spawn(ahead_reader, &a);
+    kpn_stats st;
+    uint32_t i, want = 0;
+
+    a.sum = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &a.in, r, sizeof(uint32_t), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &a.c, w, r, sizeof(uint32_t), 1));
+    o.in = a.in;
+    o.first = 1;
+    o.count = 10;
+    o.pause = 500;
+    TEST_ASSERT_EQUAL_INT(0, kt_offerer_start(&o));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    kt_offerer_join(&o);
+    for (i = 1; i <= 10; ++i)
+        want += i * i;
+    TEST_ASSERT_EQUAL_UINT(want, a.sum);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64(0, st.resolutions);
+    TEST_ASSERT_EQUAL_size_t(1, kpn_chan_capacity(a.c));
+    TEST_ASSERT_EQUAL_size_t(1, kpn_chan_capacity(a.in));
+}
+
+/* A process's own operations refuse an input, and kpn_offer refuses a
+ * channel that is not one. */
+static void try_send_on_input(void *arg)
+{
+    struct filter *g = arg;
+    uint32_t v = 1;
+    g->got[0] = (uint32_t)kpn_send(g->in, &v);
+    g->got[1] = (uint32_t)kpn_close(g->in);
+    while (kpn_recv(g->in, &v) == KPN_OK)
+        ;
+}
+
+void test_input_errors(void)
+{
+    static unsigned char other_arena[1 << 18];
+    kpn_net *other;
+    kpn_proc *p = spawn(try_send_on_input, &f);
+    kpn_proc *q = spawn(sink_proc, &f);
+    kpn_proc *foreign;
+    kpn_chan *c, *in;
+    uint32_t v = 3;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, p, q, sizeof v, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(NULL, &in, p, sizeof v, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(net, NULL, p, sizeof v, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(net, &in, NULL, sizeof v, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(net, &in, p, 0, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(net, &in, p, (size_t)-1 / 2, 4));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&other, other_arena, sizeof other_arena, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(other, &foreign, "x", sink_proc, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(net, &in, foreign, sizeof v, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(other, &in, p, sizeof v, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_connect_input(net, &in, p, sizeof v, sizeof arena));
+
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_offer(NULL, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_offer(c, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_input_close(NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_input_close(c));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &f.in, p, sizeof v, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_offer(f.in, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_input_close(f.in));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, (kpn_status)f.got[0]);
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, (kpn_status)f.got[1]);
+    /* the reader has exited: no new input for it */
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_connect_input(net, &in, p, sizeof v, 1));
+}
+
+void test_efull_has_a_sentence(void)
+{
+    TEST_ASSERT_TRUE(kpn_strerror(KPN_EFULL)[0] != '\0');
+    TEST_ASSERT_TRUE(kpn_strerror(KPN_EFULL) != kpn_strerror(KPN_STATUS_COUNT));
+}

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/* The scheduler against a mocked port.h: which contexts it switches, in what order, and runner threads the OS refuses. */
+#include "unity.h"
+#include "kpn_int.h"
+#include "mock_port.h"
+
+/* The core and no port: every kpn_port_* call lands in the mock. */
+TEST_SOURCE_FILE("src/arena.c")
+TEST_SOURCE_FILE("src/chan.c")
+TEST_SOURCE_FILE("src/input.c")
+TEST_SOURCE_FILE("src/net.c")
+TEST_SOURCE_FILE("src/pool.c")
+TEST_SOURCE_FILE("src/proc.c")
+TEST_SOURCE_FILE("src/resolve.c")
+TEST_SOURCE_FILE("src/sched.c")
+TEST_SOURCE_FILE("src/stats.c")
+TEST_SOURCE_FILE("src/status.c")
+
+/*
+ * A mocked switch returns at once: the process it names does not run,
+ * and the core carries on as if that process had handed the CPU back.
+ * So these tests see the scheduler's decisions (whom it resumes, which
+ * threads it starts and joins) and never a process body.  Calls to
+ * kpn_port_switch or kpn_port_thread_* that a test did not expect fail
+ * it; expectations are checked in order across functions
+ * (project.yml: :enforce_strict_ordering).
+ */
+
+#define STACK 4096
+#define CTX_SIZE 64
+#define THREAD_STACK_MIN (16 * 1024)
+
+static unsigned char arena[256 * 1024];
+static kpn_net *net;
+
+static void body(void *arg)
+{
+    (void)arg;
+}
+
+/* Sizes are constants of a port; these are plausible ones. */
+void setUp(void)
+{
+    kpn_port_ctx_size_IgnoreAndReturn(CTX_SIZE);
+    kpn_port_sem_size_IgnoreAndReturn(32);
+    kpn_port_thread_size_IgnoreAndReturn(64);
+    kpn_port_thread_stack_min_IgnoreAndReturn(THREAD_STACK_MIN);
+    kpn_port_idle_size_IgnoreAndReturn(32);
+    kpn_port_idle_init_IgnoreAndReturn(0);
+    net = NULL;
+}
+
+void tearDown(void) {}
+
+static void init_net(unsigned runners)
+{
+    kpn_config cfg;
+
+    kpn_config_default(&cfg);
+    cfg.runners = runners;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+}
+
+static kpn_proc *spawn(void)
+{
+    kpn_proc *p = NULL;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", body, NULL, STACK));
+    return p;
+}
+
+/* ---- spawning: what kpn_port_init is given ---- */
+
+static struct {
+    int calls;
+    kpn_port_ctx *ctx;
+    void *stack;
+    size_t size;
+    void *arg;
+} init_seen;
+
+static void record_init(kpn_port_ctx *ctx, void *stack, size_t size, void (*fn)(void *), void *arg,
+                        int cmock_num_calls)
+{
+    (void)fn;
+    (void)cmock_num_calls;
+    init_seen.calls++;
+    init_seen.ctx = ctx;
+    init_seen.stack = stack;
+    init_seen.size = size;
+    init_seen.arg = arg;
+}
+
+void test_spawn_prepares_the_context_on_the_process_own_stack(void)
+{
+    kpn_proc *p;
+
+    init_net(1);
+    init_seen.calls = 0;
+    kpn_port_init_StubWithCallback(record_init);
+    p = spawn();
+    TEST_ASSERT_EQUAL_INT(1, init_seen.calls);
+    TEST_ASSERT_EQUAL_PTR(p->ctx, init_seen.ctx);
+    TEST_ASSERT_EQUAL_PTR(p->stack_lo, init_seen.stack);
+    TEST_ASSERT_EQUAL_size_t(STACK, init_seen.size);
+    TEST_ASSERT_EQUAL_size_t(p->stack_size, init_seen.size);
+    /* the entry gets the process, not the user's argument */
+    TEST_ASSERT_EQUAL_PTR(p, init_seen.arg);
+    TEST_ASSERT_EQUAL_INT(0, (int)((uintptr_t)init_seen.ctx % 16));
+    TEST_ASSERT_EQUAL_INT(0, (int)((uintptr_t)init_seen.stack % 16));
+}
+
+/* ---- one runner: the host resumes every ready process in spawn order ---- */
+
+void test_run_of_an_empty_net_switches_nothing(void)
+{
+    init_net(1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+}
+
+void test_run_switches_from_the_host_to_each_process_in_spawn_order(void)
+{
+    kpn_proc *a, *b, *c;
+    kpn_port_ctx *host;
+    kpn_stats st;
+
+    init_net(1);
+    kpn_port_init_Ignore();
+    a = spawn();
+    b = spawn();
+    c = spawn();
+    host = net->runners[0].host;
+
+    kpn_port_switch_Expect(host, a->ctx);
+    kpn_port_switch_Expect(host, b->ctx);
+    kpn_port_switch_Expect(host, c->ctx);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64(3, st.switches);
+}
+
+/* ---- several runners: a thread the OS refuses ---- */
+
+static struct {
+    int starts;
+    void (*fn)(void *);
+    void *arg;
+    int ran;
+} thread_seen;
+
+/* The first runner thread starts (it is only recorded, not run yet); the
+ * OS refuses the second. */
+static int start_one_then_refuse(kpn_port_thread *t, void *stack, size_t size, void (*fn)(void *),
+                                 void *arg, int cmock_num_calls)
+{
+    (void)t;
+    (void)stack;
+    (void)size;
+    thread_seen.starts++;
+    if (cmock_num_calls > 0)
+        return 1;
+    thread_seen.fn = fn;
+    thread_seen.arg = arg;
+    return 0;
+}
+
+/* Joining the started thread runs it to its end here, on the host's
+ * stack: it must find the run over and resume no process (the mock fails
+ * the test on any kpn_port_switch). */
+static void run_the_started_thread(kpn_port_thread *t, int cmock_num_calls)
+{
+    (void)t;
+    (void)cmock_num_calls;
+    if (thread_seen.fn != NULL) {
+        thread_seen.fn(thread_seen.arg);
+        thread_seen.ran++;
+    }
+}
+
+void test_a_runner_thread_that_fails_to_start_gives_ETHREAD_with_nothing_left_running(void)
+{
+    kpn_proc *a, *b;
+    kpn_proc_stats ps;
+    kpn_stats st;
+
+    kpn_port_sem_init_IgnoreAndReturn(0);
+    init_net(3);
+    kpn_port_init_Ignore();
+    a = spawn();
+    b = spawn();
+
+    thread_seen.starts = 0;
+    thread_seen.fn = NULL;
+    thread_seen.ran = 0;
+    kpn_port_thread_start_StubWithCallback(start_one_then_refuse);
+    kpn_port_thread_join_Expect(net->runners[1].thread);
+    kpn_port_thread_join_AddCallback(run_the_started_thread);
+    TEST_ASSERT_EQUAL_INT(KPN_ETHREAD, kpn_run(net));
+
+    TEST_ASSERT_EQUAL_INT(2, thread_seen.starts);
+    TEST_ASSERT_EQUAL_PTR(&net->runners[1], thread_seen.arg);
+    TEST_ASSERT_EQUAL_INT(1, thread_seen.ran);
+    /* nothing ran, everything is still ready, and the net can run again */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64(0, st.switches);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(a, &ps));
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, ps.state);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(b, &ps));
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, ps.state);
+    TEST_ASSERT_EQUAL_INT(KPNI_NET_IDLE, net->state);
+}
+
+/* ---- several runners: a semaphore the OS refuses ---- */
+
+static struct {
+    kpn_port_sem *made[KPN_MAX_RUNNERS];
+    int inits;
+    kpn_port_sem *destroyed[KPN_MAX_RUNNERS];
+    int destroys;
+} sem_seen;
+
+static int refuse_the_third_sem(kpn_port_sem *s, int cmock_num_calls)
+{
+    sem_seen.made[sem_seen.inits++] = s;
+    return cmock_num_calls == 2 ? 1 : 0;
+}
+
+static void record_destroy(kpn_port_sem *s, int cmock_num_calls)
+{
+    (void)cmock_num_calls;
+    sem_seen.destroyed[sem_seen.destroys++] = s;
+}
+
+void test_a_semaphore_that_fails_gives_ETHREAD_and_destroys_those_made_newest_first(void)
+{
+    kpn_config cfg;
+
+    sem_seen.inits = 0;
+    sem_seen.destroys = 0;
+    kpn_port_sem_init_StubWithCallback(refuse_the_third_sem);
+    kpn_port_sem_destroy_StubWithCallback(record_destroy);
+    kpn_config_default(&cfg);
+    cfg.runners = 4;
+    TEST_ASSERT_EQUAL_INT(KPN_ETHREAD, kpn_net_init(&net, arena, sizeof arena, &cfg));
+
+    TEST_ASSERT_EQUAL_INT(3, sem_seen.inits);
+    TEST_ASSERT_EQUAL_INT(2, sem_seen.destroys);
+    TEST_ASSERT_EQUAL_PTR(sem_seen.made[1], sem_seen.destroyed[0]);
+    TEST_ASSERT_EQUAL_PTR(sem_seen.made[0], sem_seen.destroyed[1]);
+    TEST_ASSERT_NULL(net);
+}
+
+/* ---- input: a net whose reader waits on an input sleeps in the idle hook ---- */
+
+static kpn_proc *input_reader;
+static kpn_chan *input_chan;
+
+/* The mocked switch runs no process body: play the reader's part.  The
+ * first time, it blocks in kpn_recv on the empty input; the second time
+ * (after the close) it hands the CPU back without blocking again. */
+static void reader_blocks_on_the_input(kpn_port_ctx *from, kpn_port_ctx *to, int cmock_num_calls)
+{
+    (void)from;
+    TEST_ASSERT_EQUAL_PTR(input_reader->ctx, to);
+    if (cmock_num_calls == 0) {
+        input_reader->state = KPN_PROC_BLOCKED_READ;
+        input_reader->wait = input_chan;
+    }
+}
+
+/* What an interrupt would do while the net sleeps: close the input. */
+static void an_interrupt_closes_the_input(kpn_port_idle *idle, int cmock_num_calls)
+{
+    (void)cmock_num_calls;
+    TEST_ASSERT_EQUAL_PTR(net->input_idle, idle);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_input_close(input_chan));
+}
+
+void test_a_net_waiting_for_input_sleeps_in_the_idle_hook_until_the_input_closes(void)
+{
+    kpn_port_ctx *host;
+
+    init_net(1);
+    kpn_port_init_Ignore();
+    input_reader = spawn();
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &input_chan, input_reader, sizeof(int), 4));
+    host = net->runners[0].host;
+    kpn_port_idle_wake_Ignore();
+
+    /* the reader runs and blocks on the empty input; nothing else can
+     * run, so the host sleeps in the hook, not in a loop and not by
+     * returning; the close makes the reader ready, and it runs again */
+    kpn_port_switch_StubWithCallback(reader_blocks_on_the_input);
+    kpn_port_switch_Expect(host, input_reader->ctx);
+    kpn_port_idle_wait_StubWithCallback(an_interrupt_closes_the_input);
+    kpn_port_idle_wait_Expect(net->input_idle);
+    kpn_port_switch_Expect(host, input_reader->ctx);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(1, kpn_port_idle_wait_CallCount());
+}

@@ -1,0 +1,48 @@
+#!/bin/sh
+# Instructions and D1 cache lines one ring hop costs, on one runner.
+#
+# Runs bench/ring under callgrind and under cachegrind at two trip
+# counts and divides the difference by the difference in hops, so the
+# set-up (spawning, filling stacks, the first pass through cold memory)
+# cancels.  "D1 lines" are cachegrind's simulated L1 data misses (reads
+# and writes): a 1000-process ring's working set does not fit in L1, so
+# every line a hop needs is, to a good approximation, a miss.
+#
+# Usage: tools/bench/hop_cost.sh [RING_BINARY] [PROCS] [TRIPS_LO] [TRIPS_HI]
+# defaults: build/amd64/bench/ring 1000 100 600
+# Prints one line: procs=... instr_per_hop=... d1_lines_per_hop=...
+set -eu
+ring=${1:-build/amd64/bench/ring}
+procs=${2:-1000}
+lo=${3:-100}
+hi=${4:-600}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# total TOOL TRIPS EVENTS: the summed events of one run, from the tool's
+# own summary line.
+total() {
+    tool=$1 trips=$2 events=$3
+    valgrind --tool="$tool" --"$tool"-out-file="$tmp/out" ${events:+--cache-sim=yes} \
+        "$ring" --procs="$procs" --trips="$trips" --runs=1 >/dev/null 2>"$tmp/err" || {
+        cat "$tmp/err" >&2
+        exit 1
+    }
+    # cg_annotate/callgrind_annotate print the totals on a line of numbers
+    # under the "Ir ..." header; the file's own "summary:" line is simpler.
+    sed -n 's/^summary: *//p' "$tmp/out"
+}
+
+# summary fields: callgrind "Ir", cachegrind "Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw"
+ci_lo=$(total callgrind "$lo" "")
+ci_hi=$(total callgrind "$hi" "")
+cg_lo=$(total cachegrind "$lo" sim)
+cg_hi=$(total cachegrind "$hi" sim)
+hops=$((procs * (hi - lo)))
+
+echo "$ci_lo|$ci_hi|$cg_lo|$cg_hi|$hops" | awk -F'|' -v procs="$procs" '{
+    split($1, a, " "); split($2, b, " "); split($3, c, " "); split($4, d, " ");
+    ir = (b[1] - a[1]) / $5;
+    d1 = ((d[5] + d[8]) - (c[5] + c[8])) / $5;
+    printf "hop_cost: procs=%d hops=%d instr_per_hop=%.1f d1_lines_per_hop=%.2f\n", procs, $5, ir, d1
+}'
