@@ -64,7 +64,7 @@ kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
     if (c == NULL)
         return KPN_ENOMEM;
 
-    kpni_memset(c, 0, sizeof *c);
+    kpni_memset(c, 0, total); /* the ring too: no stale record survives in it */
     c->magic = KPNI_CHAN_MAGIC;
 #if !KPN_COMPACT
     c->serial = net->serial;
@@ -267,6 +267,7 @@ static void *ring_alloc(kpn_net *net, size_t bytes)
         need < bytes || (block = kpni_arena_carve(&net->arena, need)) == NULL)
         return ring;
     net->reserve_grown += need;
+    kpni_memset(block, 0, need); /* no stale record survives in it */
     kpni_pool_add(&net->pool, block, need);
     return kpni_pool_alloc(&net->pool, bytes);
 }

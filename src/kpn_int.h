@@ -240,7 +240,9 @@ void __tsan_switch_to_fiber(void *fiber, unsigned flags);
  * that of the net it replaces in the same place (read before it is
  * overwritten), and every process and channel records its net's serial:
  * a handle is live only when its serial is its net's and it lies in the
- * part of the arena carved so far.  Where no net is found, the serial is
+ * part of the arena carved so far, where every byte has been written
+ * since (stacks filled, rings and runner stacks zeroed), so an old
+ * record there is gone unless a new one of its kind sits exactly on it.  Where no net is found, the serial is
  * a hash of the bytes there (see kpn_net_init).  A new object carved exactly where an
  * old one was is the new object; anywhere else in the carved part the
  * old tag is overwritten by stack fill, a ring or another field.

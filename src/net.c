@@ -153,12 +153,16 @@ static kpni_runner *make_runners(kpni_arena *arena, kpn_net *net, const kpn_conf
             r->sem = kpni_arena_carve(arena, kpn_port_sem_size());
             if (r->sem == NULL)
                 return NULL;
+            kpni_memset(r->sem, 0, kpn_port_sem_size());
         }
         if (r->mt && i > 0) {
             r->thread = kpni_arena_carve(arena, kpn_port_thread_size());
             r->stack = kpni_arena_carve(arena, cfg->runner_stack);
             if (r->thread == NULL || r->stack == NULL)
                 return NULL;
+            /* written whole: no stale record of an earlier net survives */
+            kpni_memset(r->thread, 0, kpn_port_thread_size());
+            kpni_memset(r->stack, 0, cfg->runner_stack);
         }
 #endif
     }

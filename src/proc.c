@@ -121,6 +121,10 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
     block = kpni_arena_carve(&net->arena, total + 2 * net->page);
     if (block == NULL)
         return KPN_ENOMEM;
+    /* Every byte carved is written: a stale record of an earlier net
+     * lying here is wiped, not left looking alive (kpn_int.h, "Stale
+     * handles").  The stack and band get their own fills below. */
+    kpni_memset(block, GUARD_FILL, total + 2 * net->page);
 #if KPN_GUARD_PAGES
     if (net->page != 0) {
         unsigned char *start = block;
@@ -204,9 +208,9 @@ KPNI_TAG_READ int kpni_proc_live(const kpn_net *net, const kpn_proc *p)
      * 'net' is followed only when they are intact. */
     return p != NULL && p->magic == KPNI_PROC_MAGIC &&
            (!KPN_NAME_COPY || p->name == (const char *)p + kpni_align_up(sizeof *p)) &&
-           (const unsigned char *)p->ctx + kpni_align_up(kpn_port_ctx_size()) ==
-               (const unsigned char *)p &&
-           (const unsigned char *)p->ctx - p->stack_size == p->stack_lo &&
+           /* in integers: a damaged pointer may be anything, NULL too */
+           (uintptr_t)p->ctx + kpni_align_up(kpn_port_ctx_size()) == (uintptr_t)p &&
+           (uintptr_t)p->ctx - p->stack_size == (uintptr_t)p->stack_lo &&
 #if !KPN_COMPACT
            p->seal == kpni_seal(p, p->net, p->serial) && kpni_net_valid(p->net) &&
            (net == NULL || p->net == net) && p->serial == p->net->serial &&
