@@ -38,13 +38,23 @@ static size_t ring_size(size_t msg_size, size_t cap)
     return msg_size * cap;
 }
 
+/* The hosted layout starts a channel on a cache line: the carve may
+ * skip up to this many bytes to get there. */
+#if KPNI_CHAN_LINES
+#define LINE_SLACK (KPNI_LINE - KPNI_ALIGN)
+typedef char kpni_chan_lines_check[(offsetof(kpn_chan, wpos) == KPNI_LINE &&
+                                    offsetof(kpn_chan, rpos) == 2 * KPNI_LINE) ? 1 : -1];
+#else
+#define LINE_SLACK 0u
+#endif
+
 size_t kpn_size_chan(size_t msg_size, size_t capacity)
 {
     size_t ring = ring_size(msg_size, capacity);
 
-    if (ring == 0 || ring > (size_t)-1 - 2 * KPNI_ALIGN - sizeof(kpn_chan))
+    if (ring == 0 || ring > (size_t)-1 - 2 * KPNI_ALIGN - LINE_SLACK - sizeof(kpn_chan))
         return 0;
-    return kpni_align_up(sizeof(kpn_chan)) + kpni_align_up(ring);
+    return LINE_SLACK + kpni_align_up(sizeof(kpn_chan)) + kpni_align_up(ring);
 }
 
 /* Carve and link a channel; the caller has checked its arguments.
@@ -53,6 +63,7 @@ kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
                           kpn_proc *reader, size_t msg_size, size_t capacity)
 {
     size_t total;
+    unsigned char *block;
     kpn_chan *c;
 
     if (capacity == 0)
@@ -60,11 +71,12 @@ kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
     total = kpn_size_chan(msg_size, capacity);
     if (total == 0)
         return KPN_EINVAL;
-    c = kpni_arena_carve(&net->arena, total);
-    if (c == NULL)
+    block = kpni_arena_carve(&net->arena, total);
+    if (block == NULL)
         return KPN_ENOMEM;
 
-    kpni_memset(c, 0, total); /* the ring too: no stale record survives in it */
+    kpni_memset(block, 0, total); /* the ring too: no stale record survives in it */
+    c = (kpn_chan *)(void *)(block + ((0u - (uintptr_t)block) & (LINE_SLACK | (KPNI_ALIGN - 1))));
     c->magic = KPNI_CHAN_MAGIC;
 #if !KPN_COMPACT
     c->serial = net->serial;
@@ -76,8 +88,8 @@ kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
     c->ring = (unsigned char *)c + kpni_align_up(sizeof *c);
     c->msg_size = msg_size;
     c->cap = capacity;
-#if !KPN_COMPACT
-    c->ring_bytes = msg_size * capacity;
+#if KPNI_CHAN_LINES
+    c->ring_bytes = c->rring_bytes = msg_size * capacity;
     if (writer != net->outside) {
         c->next_out = writer->outs;
         writer->outs = c;
@@ -116,6 +128,18 @@ static void copy_msg(void *dst, const void *src, size_t n)
     }
 }
 
+/* The same for the fast paths, which leave other sizes to the slow ones:
+ * a call to memcpy would make them save registers. */
+static KPNI_INLINE int copy_small(void *dst, const void *src, size_t n)
+{
+    switch (n) {
+    case 4: kpni_memcpy(dst, src, 4); return 1;
+    case 8: kpni_memcpy(dst, src, 8); return 1;
+    case 16: kpni_memcpy(dst, src, 16); return 1;
+    default: return 0;
+    }
+}
+
 /* Is the caller process 'p'?  A process runs only on its own stack, so
  * the caller is 'p' exactly when the caller's frame lies in p's stack.
  * That holds whatever runner is running it and needs no thread-local
@@ -125,6 +149,8 @@ static void copy_msg(void *dst, const void *src, size_t n)
 static KPNI_INLINE int is_running(const kpn_proc *p)
 {
 #if defined(__GNUC__) || defined(__clang__)
+    /* not a local's address: taking one would stop the slow paths'
+     * tail calls */
     const unsigned char *frame = (const unsigned char *)__builtin_frame_address(0);
 #else
     unsigned char here;
@@ -147,71 +173,98 @@ int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why)
 /* Release 'other' if it is blocked on 'c' for 'why'; 'self' has just
  * changed the channel.  With several runners 'self' publishes its change
  * before looking at 'other', which published its state before looking at
- * the channel (kpni_sched_block): one of the two sees the other. */
-static KPNI_INLINE void release(kpn_proc *self, kpn_proc *other, kpn_chan *c, kpn_proc_state why)
+ * the channel (kpni_sched_block): one of the two sees the other.  Where
+ * both ends stay on one runner ('cross' clear), 'other' cannot be
+ * blocking while 'self' runs, so the fence is not needed: every message
+ * on such a channel costs what it costs on one runner. */
+#if KPN_THREADS
+static KPNI_NOINLINE kpn_status release_mt(kpn_proc *self, kpn_proc *other, kpn_chan *c,
+                                           kpn_proc_state why)
+{
+    if (c->cross)
+        KPNI_FENCE();
+    if (KPNI_LOAD(&other->state) != why || KPNI_LOAD(&other->wait) != c)
+        return KPN_OK;
+    kpni_lock(self->net);
+    if (other->state == why && other->wait == c)
+        kpni_sched_ready(self->runner, other);
+    kpni_unlock(self->net);
+    return KPN_OK;
+}
+#endif
+
+static KPNI_INLINE kpn_status release(kpn_proc *self, kpn_proc *other, kpn_chan *c,
+                                      kpn_proc_state why)
 {
 #if KPN_THREADS
-    if (self->runner->mt) {
-        KPNI_FENCE();
-        if (KPNI_LOAD(&other->state) != why || KPNI_LOAD(&other->wait) != c)
-            return;
-        kpni_lock(self->net);
-        if (other->state == why && other->wait == c)
-            kpni_sched_ready(self->runner, other);
-        kpni_unlock(self->net);
-        return;
-    }
+    if (self->runner->mt)
+        return release_mt(self, other, c, why);
 #endif
     if (other->state == why && other->wait == c)
         kpni_sched_ready(self->runner, other);
+    return KPN_OK;
 }
 
-kpn_status kpn_send(kpn_chan *c, const void *msg)
-{
-    kpn_proc *self;
+/* Each end's copy of the other's counter (the hosted layout; the compact
+ * one reads the counter itself).  The copy never runs ahead of the
+ * counter, so a ring the copy calls full or empty is only looked at
+ * again, never overrun. */
+#if KPNI_CHAN_LINES
+#define SEEN_RECEIVED(c) ((c)->seen_received)
+#define SEEN_SENT(c) ((c)->seen_sent)
+#define LOOK_RECEIVED(c) ((c)->seen_received = KPNI_LOAD_ACQ(&(c)->received))
+#define LOOK_SENT(c) ((c)->seen_sent = KPNI_LOAD_ACQ(&(c)->sent))
+#else
+#define SEEN_RECEIVED(c) KPNI_LOAD_ACQ(&(c)->received)
+#define SEEN_SENT(c) KPNI_LOAD_ACQ(&(c)->sent)
+#define LOOK_RECEIVED(c) KPNI_LOAD_ACQ(&(c)->received)
+#define LOOK_SENT(c) KPNI_LOAD_ACQ(&(c)->sent)
+#endif
 
-    if (KPNI_UNLIKELY(!kpni_chan_valid(c) || msg == NULL))
-        return KPN_EINVAL;
-    self = c->writer;
+/* A whole send, on a channel already checked: the fast path's fallback. */
+static KPNI_INLINE kpn_status put(kpn_chan *c, const void *msg)
+{
+    kpn_proc *self = c->writer;
+    size_t sent = c->sent;
+
     if (KPNI_UNLIKELY(!is_running(self)))
         return KPN_EPERM;
     if (KPNI_UNLIKELY(c->closed))
         return KPN_ESTATE;
-    for (;;) {
-        if (KPNI_UNLIKELY(KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED)) {
-            self->runner->drops++;
-            return KPN_OK;
-        }
-        if (KPNI_LIKELY(c->sent - KPNI_LOAD_ACQ(&c->received) < c->cap))
-            break;
+    if (KPNI_UNLIKELY(KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED))
+        goto drop;
+    while (sent - LOOK_RECEIVED(c) >= c->cap) {
         kpni_sched_block(self, KPN_PROC_BLOCKED_WRITE, c);
+        if (KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED)
+            goto drop;
     }
     copy_msg(c->ring + c->wpos, msg, c->msg_size);
     c->wpos += c->msg_size;
-    if (c->wpos == KPNI_RING_BYTES(c))
+    if (c->wpos == KPNI_WRING_BYTES(c))
         c->wpos = 0;
-    KPNI_STORE_REL(&c->sent, c->sent + 1);
+    KPNI_STORE_REL(&c->sent, sent + 1);
     self->runner->messages++;
-    release(self, c->reader, c, KPN_PROC_BLOCKED_READ);
+    return release(self, c->reader, c, KPN_PROC_BLOCKED_READ);
+drop:
+    self->runner->drops++;
     return KPN_OK;
 }
 
-kpn_status kpn_recv(kpn_chan *c, void *msg)
+/* A whole receive, on a channel already checked. */
+static KPNI_INLINE kpn_status get(kpn_chan *c, void *msg)
 {
-    kpn_proc *self;
+    kpn_proc *self = c->reader;
+    size_t received = c->received;
 
-    if (KPNI_UNLIKELY(!kpni_chan_valid(c) || msg == NULL))
-        return KPN_EINVAL;
-    self = c->reader;
     if (KPNI_UNLIKELY(!is_running(self)))
         return KPN_EPERM;
-    while (KPNI_LOAD_ACQ(&c->sent) == c->received) {
+    while (LOOK_SENT(c) == received) {
         /* The writer may send its last message and close between the
          * load above and this one (another runner): 'closed' is
          * published after that message, so look at 'sent' once more
          * before calling the channel drained. */
         if (KPNI_LOAD_ACQ(&c->closed)) {
-            if (KPNI_LOAD_ACQ(&c->sent) != c->received)
+            if (LOOK_SENT(c) != received)
                 break;
             return KPN_EOF;
         }
@@ -219,25 +272,87 @@ kpn_status kpn_recv(kpn_chan *c, void *msg)
     }
     copy_msg(msg, c->ring + c->rpos, c->msg_size);
     c->rpos += c->msg_size;
-    if (c->rpos == KPNI_RING_BYTES(c))
+    if (c->rpos == KPNI_RRING_BYTES(c))
         c->rpos = 0;
-    KPNI_STORE_REL(&c->received, c->received + 1);
-    release(self, c->writer, c, KPN_PROC_BLOCKED_WRITE);
-    return KPN_OK;
+    KPNI_STORE_REL(&c->received, received + 1);
+    return release(self, c->writer, c, KPN_PROC_BLOCKED_WRITE);
+}
+
+/* Whatever is not the common case (a full ring, a closed channel, an
+ * exited reader, a caller that is not the writer), out of line, so that
+ * the common case saves no registers and sets up no frame. */
+static KPNI_NOINLINE kpn_status put_slow(kpn_chan *c, const void *msg)
+{
+    return put(c, msg);
+}
+
+static KPNI_NOINLINE kpn_status get_slow(kpn_chan *c, void *msg)
+{
+    return get(c, msg);
+}
+
+/* The common case of a send: room in the ring, the caller the writer. */
+static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
+{
+    kpn_proc *self = c->writer;
+    size_t sent = c->sent;
+
+    if (KPNI_UNLIKELY(!is_running(self) || c->closed || sent - SEEN_RECEIVED(c) >= c->cap ||
+                      KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED))
+        return put_slow(c, msg);
+    if (!copy_small(c->ring + c->wpos, msg, c->msg_size))
+        return put_slow(c, msg);
+    c->wpos += c->msg_size;
+    if (c->wpos == KPNI_WRING_BYTES(c))
+        c->wpos = 0;
+    KPNI_STORE_REL(&c->sent, sent + 1);
+    self->runner->messages++;
+    return release(self, c->reader, c, KPN_PROC_BLOCKED_READ);
+}
+
+/* The common case of a receive: a message waiting, the caller the reader. */
+static KPNI_INLINE kpn_status get_fast(kpn_chan *c, void *msg)
+{
+    kpn_proc *self = c->reader;
+    size_t received = c->received;
+
+    if (KPNI_UNLIKELY(!is_running(self) || SEEN_SENT(c) == received))
+        return get_slow(c, msg);
+    if (!copy_small(msg, c->ring + c->rpos, c->msg_size))
+        return get_slow(c, msg);
+    c->rpos += c->msg_size;
+    if (c->rpos == KPNI_RRING_BYTES(c))
+        c->rpos = 0;
+    KPNI_STORE_REL(&c->received, received + 1);
+    return release(self, c->writer, c, KPN_PROC_BLOCKED_WRITE);
+}
+
+kpn_status kpn_send(kpn_chan *c, const void *msg)
+{
+    if (KPNI_UNLIKELY(!kpni_chan_ok(c) || msg == NULL))
+        return KPN_EINVAL;
+    return put_fast(c, msg);
+}
+
+kpn_status kpn_recv(kpn_chan *c, void *msg)
+{
+    if (KPNI_UNLIKELY(!kpni_chan_ok(c) || msg == NULL))
+        return KPN_EINVAL;
+    return get_fast(c, msg);
 }
 
 kpn_status kpn_send_sized(kpn_chan *c, const void *msg, size_t size)
 {
-    if (!kpni_chan_valid(c) || size != c->msg_size)
+    if (KPNI_UNLIKELY(!kpni_chan_ok(c) || msg == NULL || size != c->msg_size))
         return KPN_EINVAL;
-    return kpn_send(c, msg);
+    return put_fast(c, msg);
 }
 
 kpn_status kpn_recv_sized(kpn_chan *c, void *msg, size_t size)
 {
-    if (!kpni_chan_valid(c) || size != c->msg_size)
+    if (KPNI_UNLIKELY(!kpni_chan_ok(c) || msg == NULL || size != c->msg_size))
         return KPN_EINVAL;
-    return kpn_recv(c, msg);
+    return get_fast(c, msg);
 }
 
 kpn_status kpn_close(kpn_chan *c)
@@ -249,8 +364,7 @@ kpn_status kpn_close(kpn_chan *c)
     if (c->closed)
         return KPN_ESTATE;
     KPNI_STORE_REL(&c->closed, 1); /* after every message it closes */
-    release(c->writer, c->reader, c, KPN_PROC_BLOCKED_READ);
-    return KPN_OK;
+    return release(c->writer, c->reader, c, KPN_PROC_BLOCKED_READ);
 }
 
 /* A ring of 'bytes' from the pool.  With KPN_RESERVE_ARENA a pool that
@@ -285,7 +399,7 @@ kpn_status kpni_chan_grow(kpn_chan *c)
     kpn_net *net = c->writer->net;
     size_t fill = c->sent - c->received;
     size_t bytes = fill * c->msg_size;
-    size_t first = KPNI_RING_BYTES(c) - c->rpos;
+    size_t first = KPNI_RRING_BYTES(c) - c->rpos;
     size_t want = c->cap;
     unsigned char *ring = NULL;
 
@@ -314,8 +428,8 @@ kpn_status kpni_chan_grow(kpn_chan *c)
     c->ring = ring;
     c->ring_pooled = 1;
     c->cap = want;
-#if !KPN_COMPACT
-    c->ring_bytes = want * c->msg_size;
+#if KPNI_CHAN_LINES
+    c->ring_bytes = c->rring_bytes = want * c->msg_size;
 #endif
     c->rpos = 0;
     c->wpos = bytes;

@@ -112,7 +112,7 @@ kpn_status kpn_offer(kpn_chan *c, const void *msg)
         return KPN_EFULL;
     kpni_memcpy(c->ring + c->wpos, msg, c->msg_size);
     c->wpos += c->msg_size;
-    if (c->wpos == KPNI_RING_BYTES(c))
+    if (c->wpos == KPNI_WRING_BYTES(c))
         c->wpos = 0;
     KPNI_SHARED_STORE(&c->sent, sent + 1);
     signal_net(c->writer->net);

@@ -311,6 +311,14 @@ void kpni_pool_free(kpni_pool *pool, void *p);
  * released by the context that resumes, so no process can be resumed
  * before its registers are saved.  Counters are per runner, written only
  * by the runner's own thread. */
+enum { KPNI_AWAKE, KPNI_SPINNING, KPNI_ASLEEP };
+
+/* How long an idle runner spins before it sleeps in the kernel: a wake
+ * while it spins costs a store, after it a system call on each side. */
+#ifndef KPNI_IDLE_SPINS
+#define KPNI_IDLE_SPINS 2000
+#endif
+
 typedef struct kpni_runner {
     kpn_net *net;
     kpn_proc *current;
@@ -319,7 +327,7 @@ typedef struct kpni_runner {
     int resolve;               /* cfg.resolve, where the hot path sees it */
     int mt;                    /* more than one runner */
     unsigned index;
-    int sleeping;              /* waiting on 'sem' (under the lock) */
+    int sleeping;              /* KPNI_AWAKE, or idle: see sched.c */
     uint32_t rng;              /* victim choice; per runner, no shared state */
     uint64_t switches, messages, drops, steals, steal_attempts, sleeps;
 #if KPN_THREADS
@@ -329,6 +337,10 @@ typedef struct kpni_runner {
 #endif
 #ifdef KPNI_TSAN
     void *fiber;
+#endif
+#if KPNI_UNIX
+    /* its own cache lines: runners write their fields all the time */
+    unsigned char pad[64];
 #endif
 } kpni_runner;
 
@@ -344,8 +356,16 @@ typedef enum kpni_net_state {
 #define KPNI_DEADLOCK_RECORDS 8
 
 struct kpn_net {
+    /* One line every hop reads and almost nothing writes: the tag and
+     * serial a handle's check compares, and what park looks at. */
     uint32_t magic;
     uint32_t serial;               /* see "Stale handles" above */
+    /* Why the run must stop now (KPN_OK: it need not).  Set inside a
+     * process; every process that parks then returns to the host. */
+    kpn_status halt;
+    /* Raised by kpn_offer/kpn_input_close (input.c), looked at in every
+     * switch. */
+    uint32_t input_signal;
     kpni_net_state state;
     kpn_config cfg;
     kpni_arena arena;
@@ -361,12 +381,6 @@ struct kpn_net {
     kpn_chan *chans;               /* through kpn_chan.next */
     size_t nprocs, nchans;
     kpn_proc *fault;               /* overflowed stack, for kpn_net_fault */
-    /* Why the run must stop now (KPN_OK: it need not).  Set inside a
-     * process; every process that parks then returns to the host. */
-    kpn_status halt;
-    /* Raised by kpn_offer/kpn_input_close (input.c), looked at in every
-     * switch: it fills the padding after 'halt', in the same line. */
-    uint32_t input_signal;
     /* the resolver */
     kpni_pool pool;
     size_t reserve_carved;         /* bytes held back at the arena's top */
@@ -453,46 +467,82 @@ struct kpn_proc {
  *
  * 'sent' and 'received' count messages since creation; their difference
  * is the fill, so the writer only ever moves 'wpos'/'sent' and the reader
- * 'rpos'/'received'. */
-struct kpn_chan {
-    /* what every send and receive touches, first */
-    uint32_t magic;
-#if KPN_COMPACT
-    unsigned char closed;
-    unsigned char ring_pooled; /* 'ring' came from the reserve pool */
-    unsigned char input;       /* written by kpn_offer from outside the net */
-    unsigned char unused;
+ * 'rpos'/'received'.
+ *
+ * The hosted layout (KPNI_CHAN_LINES) gives each end a cache line of its
+ * own, after a line both only read, as in Lamport's and FastForward's
+ * queues: the writer's line holds what it writes and a copy of
+ * 'received' as it last saw it, the reader's the reverse.  A send looks
+ * at 'received' itself only when its copy says the ring is full, a
+ * receive at 'sent' only when its copy says it is empty, so two runners
+ * streaming through a channel do not pull one line back and forth for
+ * every message.  The compact layout (bare metal: one core, no threads)
+ * packs everything into 48 bytes on a 32-bit target instead. */
+#if !KPN_COMPACT
+#define KPNI_CHAN_LINES 1
+#define KPNI_LINE 64u
 #else
+#define KPNI_CHAN_LINES 0
+#endif
+
+struct kpn_chan {
+#if KPNI_CHAN_LINES
+    /* line 0: set up before a run, read by both ends */
+    uint32_t magic;
     uint32_t serial;           /* its net's (see "Stale handles") */
     kpn_net *net;
     uintptr_t seal;            /* kpni_seal(this, net, serial) */
-    int closed;
-#endif
     kpn_proc *writer, *reader; /* an input's writer is net->outside */
     unsigned char *ring;
     size_t msg_size;
-#if !KPN_COMPACT
+    unsigned char closed;      /* written once, by the writer */
+    /* Its two ends may run at once on different runners (set by kpn_run:
+     * several runners, and not both ends homed on one runner under
+     * KPN_POLICY_STATIC). */
+    unsigned char cross;
+    unsigned char input;       /* written by kpn_offer from outside the net */
+    unsigned char ring_pooled; /* 'ring' came from the reserve pool */
+    unsigned char pad0[KPNI_LINE - 12 - 6 * sizeof(void *)];
+    /* line 1: the writer's */
+    size_t wpos, sent;
+    size_t seen_received;      /* 'received' when the writer last looked */
+    size_t cap;                /* messages */
     size_t ring_bytes;         /* cap * msg_size */
-#endif
+    unsigned char pad1[KPNI_LINE - 5 * sizeof(size_t)];
+    /* line 2: the reader's */
+    size_t rpos, received;
+    size_t seen_sent;          /* 'sent' when the reader last looked */
+    size_t rring_bytes;        /* the same as 'ring_bytes', on this line */
+    unsigned char pad2[KPNI_LINE - 4 * sizeof(size_t)];
+    /* cold: lists */
+    kpn_chan *next_out, *next_in;
+    kpn_chan *next;
+#else
+    /* what every send and receive touches, first */
+    uint32_t magic;
+    unsigned char closed;
+    unsigned char ring_pooled; /* 'ring' came from the reserve pool */
+    unsigned char input;       /* written by kpn_offer from outside the net */
+    unsigned char cross;       /* as above; never set without threads */
+    kpn_proc *writer, *reader; /* an input's writer is net->outside */
+    unsigned char *ring;
+    size_t msg_size;
     size_t rpos, wpos;         /* byte offsets into 'ring' */
     size_t sent, received;     /* wrap freely; only the difference counts */
     size_t cap;                /* messages */
-#if !KPN_COMPACT
-    kpn_chan *next_out, *next_in;
-#endif
     kpn_chan *next;
-#if !KPN_COMPACT
-    unsigned ring_pooled;      /* 'ring' came from the reserve pool */
-    unsigned char input;       /* written by kpn_offer from outside the net */
 #endif
 };
 
-/* The ring's length in bytes: kept in the full layout, computed in the
- * compact one (a multiply, where a send wraps). */
-#if KPN_COMPACT
-#define KPNI_RING_BYTES(c) ((c)->cap * (c)->msg_size)
+/* The ring's length in bytes, as each end reads it: kept on each end's
+ * line in the hosted layout, computed in the compact one (a multiply,
+ * where a send wraps). */
+#if KPNI_CHAN_LINES
+#define KPNI_WRING_BYTES(c) ((c)->ring_bytes)
+#define KPNI_RRING_BYTES(c) ((c)->rring_bytes)
 #else
-#define KPNI_RING_BYTES(c) ((c)->ring_bytes)
+#define KPNI_WRING_BYTES(c) ((c)->cap * (c)->msg_size)
+#define KPNI_RRING_BYTES(c) ((c)->cap * (c)->msg_size)
 #endif
 
 /* Input channels are shared with an interrupt handler or another thread
@@ -584,6 +634,22 @@ static inline int kpni_proc_guard_ok(const kpn_proc *p)
     /* after an overflow memcheck calls the band stack it has left */
     KPNI_VG_ADDRESSABLE(w - 2, 2 * sizeof *w);
     return w[-1] == pattern && w[-2] == pattern;
+}
+
+/* The check every send and receive makes: a channel of a live net, not
+ * a stale handle.  The tag, the seal and the net's serial: the channel's
+ * first line and the net's first line, which every hop reads anyway
+ * (kpni_chan_valid adds the arena bounds, for the calls off the hot
+ * path).  The seal is checked before 'net' is followed. */
+static KPNI_TAG_READ inline int kpni_chan_ok(const kpn_chan *c)
+{
+#if KPN_COMPACT
+    return c != NULL && c->magic == KPNI_CHAN_MAGIC;
+#else
+    return c != NULL && c->magic == KPNI_CHAN_MAGIC &&
+           c->seal == kpni_seal(c, c->net, c->serial) &&
+           c->net->magic == KPNI_NET_MAGIC && c->net->serial == c->serial;
+#endif
 }
 
 /* sched.c */

@@ -107,11 +107,14 @@ void kpni_unlock(kpn_net *net)
     __atomic_store_n(&net->lock, 0, __ATOMIC_RELEASE);
 }
 
+/* An idle runner first spins ('sleeping' KPNI_SPINNING), then commits to
+ * its semaphore (KPNI_ASLEEP).  Waking a runner that still spins is a
+ * store it sees; only one that committed costs a post, a system call. */
 static void wake_runner(kpn_net *net, kpni_runner *r)
 {
-    KPNI_STORE(&r->sleeping, 0);
     net->idle--;
-    kpn_port_sem_post(r->sem);
+    if (__atomic_exchange_n(&r->sleeping, KPNI_AWAKE, __ATOMIC_ACQ_REL) == KPNI_ASLEEP)
+        kpn_port_sem_post(r->sem);
 }
 
 static void wake_all(kpn_net *net)
@@ -119,7 +122,7 @@ static void wake_all(kpn_net *net)
     unsigned i;
 
     for (i = 0; i < net->nrunners; ++i)
-        if (net->runners[i].sleeping)
+        if (KPNI_LOAD(&net->runners[i].sleeping) != KPNI_AWAKE)
             wake_runner(net, &net->runners[i]);
 }
 
@@ -138,19 +141,23 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
         t = waker;
     else
         t = p->runner;
-    KPNI_STORE(&p->runner, t);
-    p->prev_ready = NULL;
-    p->next_ready = t->head;
-    if (t->head != NULL)
-        t->head->prev_ready = p;
-    else
-        t->tail = p;
-    t->head = p;
-    if (t->sleeping) {
+    if (net->cfg.policy == KPN_POLICY_STATIC) {
+        push_back(t, p);
+    } else {
+        KPNI_STORE(&p->runner, t);
+        p->prev_ready = NULL;
+        p->next_ready = t->head;
+        if (t->head != NULL)
+            t->head->prev_ready = p;
+        else
+            t->tail = p;
+        t->head = p;
+    }
+    if (KPNI_LOAD(&t->sleeping) != KPNI_AWAKE) {
         wake_runner(net, t);
     } else if (net->cfg.policy == KPN_POLICY_WS && net->idle > 0) {
         for (i = 0; i < net->nrunners; ++i)
-            if (net->runners[i].sleeping) {
+            if (KPNI_LOAD(&net->runners[i].sleeping) != KPNI_AWAKE) {
                 wake_runner(net, &net->runners[i]);
                 break;
             }
@@ -395,14 +402,17 @@ static void runner_loop(kpni_runner *r)
 #if KPN_THREADS
         if (r->mt && net->idle + 1 < net->nrunners) {
             /* others are busy: spin a little, then sleep until woken */
-            int spin;
-            KPNI_STORE(&r->sleeping, 1);
+            int spin, spinning = KPNI_SPINNING;
+            KPNI_STORE(&r->sleeping, KPNI_SPINNING);
             net->idle++;
             kpni_unlock(net);
-            for (spin = 0; spin < 200 && KPNI_LOAD(&r->sleeping); ++spin)
+            for (spin = 0; spin < KPNI_IDLE_SPINS && KPNI_LOAD(&r->sleeping); ++spin)
                 cpu_relax();
-            r->sleeps++;
-            kpn_port_sem_wait(r->sem);
+            if (__atomic_compare_exchange_n(&r->sleeping, &spinning, KPNI_ASLEEP, 0,
+                                            __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                r->sleeps++;
+                kpn_port_sem_wait(r->sem);
+            }
             kpni_lock(net);
             continue;
         }
@@ -457,11 +467,18 @@ static void runner_thread(void *arg)
 static kpn_status run_runners(kpn_net *net)
 {
     unsigned i, started;
+    kpn_chan *c;
 
+    /* Under KPN_POLICY_STATIC a process runs only on its home runner, so
+     * a channel whose ends share one is never used from two threads at
+     * once (chan.c, release). */
+    for (c = net->chans; c != NULL; c = c->next)
+        c->cross = net->cfg.policy != KPN_POLICY_STATIC || c->input ||
+                   c->writer->home != c->reader->home;
     net->done = 0;
     net->idle = 0;
     for (i = 0; i < net->nrunners; ++i)
-        KPNI_STORE(&net->runners[i].sleeping, 0);
+        KPNI_STORE(&net->runners[i].sleeping, KPNI_AWAKE);
     for (started = 1; started < net->nrunners; ++started) {
         kpni_runner *r = &net->runners[started];
         if (kpn_port_thread_start(r->thread, r->stack, net->cfg.runner_stack, runner_thread, r) != 0)
