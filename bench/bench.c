@@ -99,6 +99,20 @@ kpn_policy bench_policy(const char *text)
     return one_of("policy", text, "ws", "static") ? KPN_POLICY_STATIC : KPN_POLICY_WS;
 }
 
+kpn_policy bench_placement(const char *text, int *automatic)
+{
+    *automatic = strcmp(text, "auto") == 0;
+    return *automatic ? KPN_POLICY_STATIC : bench_policy(text);
+}
+
+void bench_place(kpn_net *net, unsigned runners, unsigned *home, size_t n)
+{
+    kpn_status s = kpn_place(net, runners, home, n);
+
+    if (s != KPN_OK)
+        bench_fail(net, s, "kpn_place on %u runners", runners);
+}
+
 kpn_wake bench_wake(const char *text)
 {
     return one_of("wake", text, "last", "waker") ? KPN_WAKE_WAKER : KPN_WAKE_LAST;

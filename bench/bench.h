@@ -44,6 +44,11 @@ const char *bench_name(void);
 
 /* --policy=ws|static and --wake=last|waker; exit 2 on anything else. */
 kpn_policy bench_policy(const char *text);
+/* --policy ws, static or auto: auto is KPN_POLICY_STATIC with the
+ * placement kpn_place learns from the 1-runner run (*automatic set). */
+kpn_policy bench_placement(const char *text, int *automatic);
+/* kpn_place, or exit with its status. */
+void bench_place(kpn_net *net, unsigned runners, unsigned *home, size_t n);
 kpn_wake bench_wake(const char *text);
 
 /* Seconds on the monotonic clock. */

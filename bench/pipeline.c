@@ -117,6 +117,9 @@ static void sink(void *arg)
  * defaults (52 stacks of 16 KiB, 51 channels of 8, one extra runner
  * stack) a net needs about 1 MiB; main checks the options fit. */
 static unsigned char arena[64u << 20];
+/* --policy=auto: the placement learnt from the 1-runner run, by spawn order */
+static int automatic;
+static unsigned place_runners, home[MAX_STAGES + 2];
 
 static const size_t stack_size = 16u << 10;
 static struct stage_io io[MAX_STAGES + 2]; /* source, stages 1..S, sink */
@@ -176,11 +179,15 @@ static double run_once(const kpn_config *cfg, size_t capacity, kpn_stats *st, in
                              capacity));
         io[i + 1].in = io[i].out;
     }
-    /* Static: contiguous blocks, stage k (1..S) on runner (k-1)*R/S, so
+    /* Auto: the placement kpn_place learnt from the last 1-runner run.
+     * Static: contiguous blocks, stage k (1..S) on runner (k-1)*R/S, so
      * only R-1 channels cross runners; the source shares the first
      * stage's runner and the sink the last one's.  Work stealing: no pins,
      * the scheduler spreads the work itself. */
-    if (cfg->policy == KPN_POLICY_STATIC) {
+    if (automatic && cfg->runners > 1) {
+        for (i = 0; i < n; ++i)
+            BENCH_CHECK(kpn_proc_pin(proc[i], home[i]));
+    } else if (cfg->policy == KPN_POLICY_STATIC) {
         for (i = 0; i < n; ++i) {
             long long k = i == 0 ? 0 : i == n - 1 ? stages - 1 : i - 1;
             BENCH_CHECK(kpn_proc_pin(proc[i], (unsigned)(k * (long long)cfg->runners / stages)));
@@ -189,6 +196,8 @@ static double run_once(const kpn_config *cfg, size_t capacity, kpn_stats *st, in
 
     t = bench_run(net);
     BENCH_CHECK(kpn_net_stats(net, st));
+    if (automatic && cfg->runners == 1)
+        bench_place(net, place_runners, home, (size_t)n);
     *verified = sink_count == messages && sink_bad == 0;
     if (!*verified)
         bench_note("runners=%u: the sink got %lld of %lld messages, %lld wrong "
@@ -206,8 +215,8 @@ int main(int argc, char **argv)
          1000000},
         {"capacity", "messages each channel holds", 8, NULL, 1, 1 << 20},
         {"runners", "runners of the run compared with 1 runner", 2, NULL, 1, KPN_MAX_RUNNERS},
-        {"policy", "ws (work stealing) or static (stage k on runner (k-1)*R/S)", 0, "ws", 0,
-         0},
+        {"policy", "ws (work stealing), static (stage k on runner (k-1)*R/S) or auto "
+                   "(kpn_place from the 1-runner run)", 0, "ws", 0, 0},
         {"wake", "queue a woken process joins: last (its last runner's) or waker", 0, "last",
          0, 0},
         {"runs", "timed runs of each runner count; medians are reported", 3, NULL, 1, 100},
@@ -233,7 +242,8 @@ int main(int argc, char **argv)
     runs = (int)opt[RUNS].value;
 
     kpn_config_default(&cfg);
-    cfg.policy = bench_policy(opt[POLICY].text);
+    cfg.policy = bench_placement(opt[POLICY].text, &automatic);
+    place_runners = runners;
     cfg.wake = bench_wake(opt[WAKE].text);
 
     /* The R-runner net is the larger (its runner stacks come from the

@@ -38,6 +38,9 @@ static const size_t reserve_size = 16u << 20;
 static unsigned char arena[96u << 20];
 static rnet_graph graph;
 static rnet_run run;
+/* --policy=auto: the placement learnt from the 1-runner run, by node */
+static int automatic;
+static unsigned place_runners, home[RNET_MAX_NODES];
 
 /* Build the net afresh on 'cfg', run it, and return the wall time of
  * kpn_run alone (runner start-up included, building not). */
@@ -47,18 +50,23 @@ static double run_once(const kpn_config *cfg, uint64_t total, uint64_t d, size_t
     kpn_net *net = NULL;
     kpn_status s;
     double t;
-    int bad;
+    int bad, v;
 
     s = kpn_net_init(&net, arena, sizeof arena, cfg);
     if (s != KPN_OK)
         bench_fail(NULL, s, "kpn_net_init with runners=%u", cfg->runners);
     run.burn = bench_burn;
     s = rnet_build(net, &graph, &run, total, d, capacity, stack_size,
-                   cfg->policy == KPN_POLICY_STATIC ? cfg->runners : 0);
+                   cfg->policy == KPN_POLICY_STATIC && !automatic ? cfg->runners : 0);
     if (s != KPN_OK)
         bench_fail(net, s, "building the network with runners=%u", cfg->runners);
+    /* auto: the placement kpn_place learnt from the last 1-runner run */
+    for (v = 0; automatic && cfg->runners > 1 && v < graph.nodes; ++v)
+        BENCH_CHECK(kpn_proc_pin(run.proc[v], home[v]));
     t = bench_run(net);
     BENCH_CHECK(kpn_net_stats(net, st));
+    if (automatic && cfg->runners == 1)
+        bench_place(net, place_runners, home, (size_t)graph.nodes);
     *ok = rnet_work_ok(&run);
     if (!*ok) {
         int errors = rnet_errors(&run, &bad);
@@ -90,7 +98,8 @@ int main(int argc, char **argv)
          10000000},
         {"capacity", "messages each channel holds", 1, NULL, 1, 1 << 20},
         {"runners", "runners of the run compared with 1 runner", 2, NULL, 1, KPN_MAX_RUNNERS},
-        {"policy", "ws (work stealing) or static (layers in blocks, one block per runner)", 0,
+        {"policy", "ws (work stealing), static (layers in blocks, one block per runner) or "
+                   "auto (kpn_place from the 1-runner run)", 0,
          "ws", 0, 0},
         {"wake", "queue a woken process joins: last (its last runner's) or waker", 0, "last",
          0, 0},
@@ -147,7 +156,8 @@ int main(int argc, char **argv)
 
     kpn_config_default(&cfg);
     cfg.reserve_size = reserve_size;
-    cfg.policy = bench_policy(opt[POLICY].text);
+    cfg.policy = bench_placement(opt[POLICY].text, &automatic);
+    place_runners = runners;
     cfg.wake = bench_wake(opt[WAKE].text);
 
     ge = rnet_generate(&graph, &params);

@@ -354,6 +354,20 @@ kpn_status kpn_reserve_add(kpn_net *net, void *mem, size_t size);
  * KPN_EINVAL: NULL, or no such runner.  KPN_ESTATE: the net is running. */
 kpn_status kpn_proc_pin(kpn_proc *p, unsigned runner);
 
+/* A placement learnt from a run (Vrba's thesis, 4.2.3): after 'net' has
+ * run, split its processes into 'runners' parts of about equal traffic
+ * that cut as few of the messages its channels carried as it can, and
+ * write the part of the i-th spawned process to home[i].  Pin each
+ * process of a net built the same way to home[i] and run it under
+ * KPN_POLICY_STATIC: processes that talk most then share a runner, and a
+ * channel whose ends share one needs no cross-runner ordering.  'net'
+ * itself is not changed; it may have run on any number of runners.
+ * Host thread, not while running.
+ * KPN_EINVAL: NULL; runners 0 or above KPN_MAX_RUNNERS, or above 1 in a
+ *             build without KPN_THREADS; n below the number of processes.
+ * KPN_ESTATE: the net is running or faulted. */
+kpn_status kpn_place(kpn_net *net, unsigned runners, unsigned *home, size_t n);
+
 /* ------------------------------------------------------------------ */
 /* Inside a process                                                     */
 

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/* Placement from a profiled run: the process graph cut into balanced parts. */
+#include "kpn_int.h"
+
+/*
+ * The papers' approach to placement (Vrba's thesis, 4.2.3): run once, count
+ * the messages every channel carried, and split the process graph into R
+ * parts of about equal weight that cut as few messages as possible.
+ * Processes that talk a lot then share a runner, and under
+ * KPN_POLICY_STATIC a channel inside a part costs what it costs on one
+ * runner (chan.c, release).
+ *
+ * A process weighs the messages it sent and received, plus one (the
+ * thesis weighs CPU time; a count needs no clock on the hot path); a
+ * channel weighs the messages it carried.  The partition starts from
+ * contiguous runs of spawn order (a network is usually spawned along its
+ * data flow, so this is a good cut already) and is then improved by
+ * moving single processes to the part they talk to most, while no part
+ * grows past its share by more than the heaviest process (greedy
+ * refinement in the manner of Fiduccia-Mattheyses, without the moves
+ * that make the cut worse for a while).  Each pass costs O(channels).
+ *
+ * No memory is needed but the caller's array: a process's index in spawn
+ * order is kept in its 'seen' field while the partition is built ('seen'
+ * is the at-rest scan's stamp, always 0 outside it, and left 0 here).
+ */
+
+#define PASSES 16
+
+#if KPN_THREADS && !KPN_COMPACT
+
+static uint64_t proc_weight(const kpn_proc *p)
+{
+    const kpn_chan *c;
+    uint64_t w = 1;
+
+    for (c = p->outs; c != NULL; c = c->next_out)
+        w += c->sent;
+    for (c = p->ins; c != NULL; c = c->next_in)
+        w += c->received;
+    return w;
+}
+
+/* Messages between 'p' and each part, into conn[0 .. runners-1]. */
+static void connections(const kpn_proc *p, const unsigned *home, unsigned runners,
+                        uint64_t *conn)
+{
+    const kpn_chan *c;
+    unsigned q;
+
+    for (q = 0; q < runners; ++q)
+        conn[q] = 0;
+    for (c = p->outs; c != NULL; c = c->next_out)
+        if (c->reader != p)
+            conn[home[c->reader->seen]] += c->sent;
+    for (c = p->ins; c != NULL; c = c->next_in)
+        if (c->writer != p && !c->input)
+            conn[home[c->writer->seen]] += c->sent;
+}
+
+static void partition(kpn_net *net, unsigned runners, unsigned *home)
+{
+    uint64_t load[KPN_MAX_RUNNERS], conn[KPN_MAX_RUNNERS];
+    uint64_t total = 0, heaviest = 0, limit, before = 0, w;
+    kpn_proc *p;
+    size_t i;
+    unsigned q, best;
+    int pass, moved;
+
+    for (p = net->procs; p != NULL; p = p->next) {
+        w = proc_weight(p);
+        total += w;
+        if (w > heaviest)
+            heaviest = w;
+    }
+    for (q = 0; q < runners; ++q)
+        load[q] = 0;
+    /* Contiguous runs of spawn order: a process goes to the part its
+     * weight's middle falls in. */
+    for (i = 0, p = net->procs; p != NULL; p = p->next, ++i) {
+        w = proc_weight(p);
+        p->seen = i;
+        home[i] = (unsigned)((before + w / 2) / ((total + runners - 1) / runners));
+        if (home[i] >= runners)
+            home[i] = runners - 1;
+        load[home[i]] += w;
+        before += w;
+    }
+    limit = total / runners + heaviest;
+    for (pass = 0; pass < PASSES; ++pass) {
+        moved = 0;
+        for (i = 0, p = net->procs; p != NULL; p = p->next, ++i) {
+            w = proc_weight(p);
+            connections(p, home, runners, conn);
+            best = home[i];
+            for (q = 0; q < runners; ++q)
+                if (conn[q] > conn[best] && load[q] + w <= limit)
+                    best = q;
+            if (best != home[i]) {
+                load[home[i]] -= w;
+                load[best] += w;
+                home[i] = best;
+                moved = 1;
+            }
+        }
+        if (!moved)
+            break;
+    }
+    for (p = net->procs; p != NULL; p = p->next)
+        p->seen = 0;
+}
+
+#endif
+
+kpn_status kpn_place(kpn_net *net, unsigned runners, unsigned *home, size_t n)
+{
+    size_t i;
+
+    if (!kpni_net_valid(net) || runners == 0 || runners > KPN_MAX_RUNNERS || home == NULL ||
+        n < net->nprocs)
+        return KPN_EINVAL;
+    if (net->state != KPNI_NET_IDLE)
+        return KPN_ESTATE;
+#if KPN_THREADS && !KPN_COMPACT
+    if (runners > 1 && net->nprocs != 0) {
+        partition(net, runners, home);
+        return KPN_OK;
+    }
+#else
+    if (runners > 1)
+        return KPN_EINVAL; /* no runners without threads */
+#endif
+    for (i = 0; i < net->nprocs; ++i)
+        home[i] = 0;
+    return KPN_OK;
+}
