@@ -2,6 +2,7 @@
 /* Placement from a profiled run: kpn_place's cut, balance, errors, and the run it places. */
 #include "unity.h"
 #include "kpn.h"
+#include "support/helpers.h"
 
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
@@ -356,4 +357,30 @@ void test_place_refuses_bad_arguments_and_a_running_net(void)
     placed_inside = KPN_OK;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, placed_inside);
+}
+
+/* A process that overflows its stack, then blocks: the switch finds it. */
+static kpn_chan *never;
+static void overflows(void *arg)
+{
+    kpn_proc_stats ps;
+    int v;
+    (void)arg;
+    kpn_proc_stats_get(proc[0], &ps);
+    kt_recurse((const unsigned char *)ps.stack_base - 16, 0);
+    kpn_recv(never, &v);
+}
+
+void test_place_refuses_a_net_whose_stack_overflowed(void)
+{
+    unsigned home[MAXP];
+
+    init(1, KPN_POLICY_WS, 0);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &proc[0], "deep", overflows, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &proc[1], "x", exits, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &never, proc[1], proc[0], sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTACK, kpn_run(net));
+    home[0] = 99;
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_place(net, 2, home, MAXP));
+    TEST_ASSERT_EQUAL_UINT(99, home[0]);
 }
