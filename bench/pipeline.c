@@ -25,7 +25,7 @@
  * and that the messages arrived in the order they were sent.
  */
 
-enum { MAX_STAGES = 1000 };
+enum { MAX_STAGES = 1000, MAX_COPIES = 32 };
 
 struct msg {
     uint32_t seq;   /* 0, 1, ... in send order */
@@ -38,14 +38,15 @@ struct msg {
 struct stage_io {
     kpn_chan *in, *out;
     uint32_t number; /* 0 the source, 1..S the stages, S+1 the sink */
+    int copy;        /* which of the --copies independent pipelines */
 };
 
 /* Set by main before each run, read-only while the net runs. */
-static long long messages, stages;
+static long long messages, stages, copies;
 static uint64_t burn_iterations; /* per message per stage */
 
-/* Written by the sink only, read by main after kpn_run. */
-static long long sink_count, sink_bad, sink_first_bad = -1;
+/* Written by each copy's sink only, read by main after kpn_run. */
+static long long sink_count[MAX_COPIES], sink_bad[MAX_COPIES], sink_first_bad[MAX_COPIES];
 
 static uint64_t seed(uint32_t seq)
 {
@@ -99,15 +100,17 @@ static void sink(void *arg)
     uint64_t want;
     uint32_t k;
 
+    long long *count = &sink_count[io->copy];
+
     while ((s = KPN_RECV(io->in, &m)) == KPN_OK) {
-        want = seed((uint32_t)sink_count);
+        want = seed((uint32_t)*count);
         for (k = 1; k <= (uint32_t)stages; ++k)
             want = step(want, k);
-        if (m.seq != (uint32_t)sink_count || m.hops != (uint32_t)stages || m.check != want) {
-            if (sink_bad++ == 0)
-                sink_first_bad = sink_count;
+        if (m.seq != (uint32_t)*count || m.hops != (uint32_t)stages || m.check != want) {
+            if (sink_bad[io->copy]++ == 0)
+                sink_first_bad[io->copy] = *count;
         }
-        ++sink_count;
+        ++*count;
     }
     if (s != KPN_EOF)
         BENCH_CHECK(s);
@@ -119,10 +122,10 @@ static void sink(void *arg)
 static unsigned char arena[64u << 20];
 /* --policy=auto: the placement learnt from the 1-runner run, by spawn order */
 static int automatic;
-static unsigned place_runners, home[MAX_STAGES + 2];
+static unsigned place_runners, home[MAX_COPIES * (MAX_STAGES + 2)];
 
 static const size_t stack_size = 16u << 10;
-static struct stage_io io[MAX_STAGES + 2]; /* source, stages 1..S, sink */
+static struct stage_io io[MAX_COPIES * (MAX_STAGES + 2)]; /* per copy: source, 1..S, sink */
 
 static void proc_name(char *buf, size_t len, long long i)
 {
@@ -143,9 +146,9 @@ static size_t arena_need(const kpn_config *cfg, size_t capacity)
 
     for (i = 0; i < stages + 2; ++i) {
         proc_name(name, sizeof name, i);
-        need += kpn_size_proc(stack_size, strlen(name));
+        need += (size_t)copies * kpn_size_proc(stack_size, strlen(name));
     }
-    return need + (size_t)(stages + 1) * kpn_size_chan(sizeof(struct msg), capacity);
+    return need + (size_t)(copies * (stages + 1)) * kpn_size_chan(sizeof(struct msg), capacity);
 }
 
 /* Builds a fresh net on 'cfg->runners' runners, runs it, and returns the
@@ -154,55 +157,69 @@ static size_t arena_need(const kpn_config *cfg, size_t capacity)
  * whether the sink saw every message right. */
 static double run_once(const kpn_config *cfg, size_t capacity, kpn_stats *st, int *verified)
 {
-    static kpn_proc *proc[MAX_STAGES + 2];
+    static kpn_proc *proc[MAX_COPIES * (MAX_STAGES + 2)];
     char name[32];
     kpn_net *net = NULL;
     kpn_status s;
-    long long i, n = stages + 2;
+    long long i, c, n = stages + 2;
     double t;
 
-    sink_count = 0;
-    sink_bad = 0;
-    sink_first_bad = -1;
+    for (c = 0; c < copies; ++c) {
+        sink_count[c] = 0;
+        sink_bad[c] = 0;
+        sink_first_bad[c] = -1;
+    }
     s = kpn_net_init(&net, arena, sizeof arena, cfg);
     if (s != KPN_OK)
         bench_fail(NULL, s, "kpn_net_init with runners=%u (a library built without "
                    "KPN_THREADS accepts only runners=1)", cfg->runners);
-    for (i = 0; i < n; ++i) {
-        void (*fn)(void *) = i == 0 ? source : i == n - 1 ? sink : stage;
-        proc_name(name, sizeof name, i);
-        io[i].number = (uint32_t)i;
+    /* copy c holds processes c*n .. c*n+n-1, spawned in that order */
+    for (i = 0; i < copies * n; ++i) {
+        long long k = i % n;
+        void (*fn)(void *) = k == 0 ? source : k == n - 1 ? sink : stage;
+        proc_name(name, sizeof name, k);
+        io[i].number = (uint32_t)k;
+        io[i].copy = (int)(i / n);
         BENCH_CHECK(kpn_spawn(net, &proc[i], name, fn, &io[i], stack_size));
     }
-    for (i = 0; i + 1 < n; ++i) {
+    for (i = 0; i + 1 < copies * n; ++i) {
+        if (i % n == n - 1)
+            continue; /* a sink: the next process starts another copy */
         BENCH_CHECK(kpn_connect(net, &io[i].out, proc[i], proc[i + 1], sizeof(struct msg),
                              capacity));
         io[i + 1].in = io[i].out;
     }
     /* Auto: the placement kpn_place learnt from the last 1-runner run.
-     * Static: contiguous blocks, stage k (1..S) on runner (k-1)*R/S, so
-     * only R-1 channels cross runners; the source shares the first
-     * stage's runner and the sink the last one's.  Work stealing: no pins,
-     * the scheduler spreads the work itself. */
+     * Static, one copy: contiguous blocks, stage k (1..S) on runner
+     * (k-1)*R/S, so only R-1 channels cross runners; the source shares
+     * the first stage's runner and the sink the last one's.  Static,
+     * several copies: copy c whole on runner c mod R.  Work stealing: no
+     * pins, the scheduler spreads the work itself. */
     if (automatic && cfg->runners > 1) {
-        for (i = 0; i < n; ++i)
+        for (i = 0; i < copies * n; ++i)
             BENCH_CHECK(kpn_proc_pin(proc[i], home[i]));
     } else if (cfg->policy == KPN_POLICY_STATIC) {
-        for (i = 0; i < n; ++i) {
-            long long k = i == 0 ? 0 : i == n - 1 ? stages - 1 : i - 1;
-            BENCH_CHECK(kpn_proc_pin(proc[i], (unsigned)(k * (long long)cfg->runners / stages)));
+        for (i = 0; i < copies * n; ++i) {
+            long long k = i % n, block = k == 0 ? 0 : k == n - 1 ? stages - 1 : k - 1;
+            unsigned r = copies > 1 ? (unsigned)(i / n % cfg->runners)
+                                    : (unsigned)(block * (long long)cfg->runners / stages);
+            BENCH_CHECK(kpn_proc_pin(proc[i], r));
         }
     }
 
     t = bench_run(net);
     BENCH_CHECK(kpn_net_stats(net, st));
     if (automatic && cfg->runners == 1)
-        bench_place(net, place_runners, home, (size_t)n);
-    *verified = sink_count == messages && sink_bad == 0;
-    if (!*verified)
-        bench_note("runners=%u: the sink got %lld of %lld messages, %lld wrong "
+        bench_place(net, place_runners, home, (size_t)(copies * n));
+    *verified = 1;
+    for (c = 0; c < copies; ++c) {
+        if (sink_count[c] == messages && sink_bad[c] == 0)
+            continue;
+        *verified = 0;
+        bench_note("runners=%u: the sink of copy %lld got %lld of %lld messages, %lld wrong "
                    "(first at position %lld)",
-                   cfg->runners, sink_count, messages, sink_bad, sink_first_bad);
+                   cfg->runners, c, sink_count[c], messages, sink_bad[c], sink_first_bad[c]);
+    }
     return t;
 }
 
@@ -210,6 +227,8 @@ int main(int argc, char **argv)
 {
     bench_opt opt[] = {
         {"stages", "stages between the source and the sink", 50, NULL, 1, MAX_STAGES},
+        {"copies", "independent pipelines in the net (static: copy c on runner c mod R)", 1,
+         NULL, 1, MAX_COPIES},
         {"d", "messages the source sends (work division)", 1000, NULL, 1, 100000000},
         {"t_ms", "ms of CPU each stage burns, summed over all messages", 50, NULL, 1,
          1000000},
@@ -221,7 +240,7 @@ int main(int argc, char **argv)
          0, 0},
         {"runs", "timed runs of each runner count; medians are reported", 3, NULL, 1, 100},
     };
-    enum { STAGES, D, T_MS, CAPACITY, RUNNERS, POLICY, WAKE, RUNS };
+    enum { STAGES, COPIES, D, T_MS, CAPACITY, RUNNERS, POLICY, WAKE, RUNS };
     double wall[2][100], med[2], iterations_per_us, work_us;
     uint64_t trial;
     unsigned runners;
@@ -236,6 +255,7 @@ int main(int argc, char **argv)
              "Runs on 1 runner and on R, alternating, and reports the speedup.",
                 opt, (int)(sizeof opt / sizeof opt[0]));
     stages = opt[STAGES].value;
+    copies = opt[COPIES].value;
     messages = opt[D].value;
     capacity = (size_t)opt[CAPACITY].value;
     runners = (unsigned)opt[RUNNERS].value;
@@ -254,7 +274,8 @@ int main(int argc, char **argv)
         bench_note("the net needs %zu bytes of arena (%lld stacks of %zu, %lld channels of "
                    "%zu messages, %u runners) but the arena has %zu; use fewer --stages or "
                    "a smaller --capacity",
-                   need, stages + 2, stack_size, stages + 1, capacity, runners, sizeof arena);
+                   need, copies * (stages + 2), stack_size, copies * (stages + 1), capacity, runners,
+                   sizeof arena);
         return 1;
     }
 
@@ -284,13 +305,17 @@ int main(int argc, char **argv)
     med[0] = bench_median(wall[0], runs);
     med[1] = bench_median(wall[1], runs);
 
-    bench_result("stages=%lld d=%lld runners=%u policy=%s wake=%s wall_1=%.3f wall_R=%.3f "
+    bench_result("stages=%lld d=%lld copies=%lld runners=%u policy=%s wake=%s wall_1=%.3f "
+                 "wall_R=%.3f ns_per_stage_1=%.2f ns_per_stage_R=%.2f "
                  "msgs_per_s=%.0f msgs_per_s_1=%.0f speedup=%.3f verified=%d port=%s "
                  "capacity=%zu t_ms=%lld runs=%d work_us=%.3f iterations_per_us=%.1f "
                  "steals=%llu steal_attempts=%llu sleeps=%llu switches=%llu detections=%llu "
                  "runner_switches=%s",
-                 stages, messages, runners, opt[POLICY].text, opt[WAKE].text, med[0], med[1],
-                 (double)(messages * stages) / med[1], (double)(messages * stages) / med[0],
+                 stages, messages, copies, runners, opt[POLICY].text, opt[WAKE].text, med[0],
+                 med[1], med[0] * 1e9 / (double)(copies * messages * stages),
+                 med[1] * 1e9 / (double)(copies * messages * stages),
+                 (double)(copies * messages * stages) / med[1],
+                 (double)(copies * messages * stages) / med[0],
                  med[0] / med[1], all_verified, KPN_BENCH_PORT, capacity, opt[T_MS].value,
                  runs, work_us, iterations_per_us, (unsigned long long)st_r.steals,
                  (unsigned long long)st_r.steal_attempts, (unsigned long long)st_r.sleeps,

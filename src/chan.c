@@ -178,18 +178,25 @@ int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why)
  * blocking while 'self' runs, so the fence is not needed: every message
  * on such a channel costs what it costs on one runner. */
 #if KPN_THREADS
-static KPNI_NOINLINE kpn_status release_mt(kpn_proc *self, kpn_proc *other, kpn_chan *c,
-                                           kpn_proc_state why)
+/* Several runners: wake 'other' under the net's lock, if it still waits. */
+static KPNI_NOINLINE kpn_status wake_mt(kpn_proc *self, kpn_proc *other, kpn_chan *c,
+                                        kpn_proc_state why)
 {
-    if (c->cross)
-        KPNI_FENCE();
-    if (KPNI_LOAD(&other->state) != why || KPNI_LOAD(&other->wait) != c)
-        return KPN_OK;
     kpni_lock(self->net);
     if (other->state == why && other->wait == c)
         kpni_sched_ready(self->runner, other);
     kpni_unlock(self->net);
     return KPN_OK;
+}
+
+/* A channel whose ends may run at once: the fence, then the look. */
+static KPNI_NOINLINE kpn_status release_cross(kpn_proc *self, kpn_proc *other, kpn_chan *c,
+                                              kpn_proc_state why)
+{
+    KPNI_FENCE();
+    if (KPNI_LOAD(&other->state) != why || KPNI_LOAD(&other->wait) != c)
+        return KPN_OK;
+    return wake_mt(self, other, c, why);
 }
 #endif
 
@@ -197,11 +204,17 @@ static KPNI_INLINE kpn_status release(kpn_proc *self, kpn_proc *other, kpn_chan 
                                       kpn_proc_state why)
 {
 #if KPN_THREADS
+    if (KPNI_UNLIKELY(c->cross))
+        return release_cross(self, other, c, why);
+    if (KPNI_LOAD(&other->state) != why || KPNI_LOAD(&other->wait) != c)
+        return KPN_OK;
     if (self->runner->mt)
-        return release_mt(self, other, c, why);
+        return wake_mt(self, other, c, why);
+#else
+    if (other->state != why || other->wait != c)
+        return KPN_OK;
 #endif
-    if (other->state == why && other->wait == c)
-        kpni_sched_ready(self->runner, other);
+    kpni_sched_ready(self->runner, other);
     return KPN_OK;
 }
 

@@ -330,6 +330,7 @@ typedef struct kpni_runner {
     int sleeping;              /* KPNI_AWAKE, or idle: see sched.c */
     uint32_t rng;              /* victim choice; per runner, no shared state */
     uint64_t switches, messages, drops, steals, steal_attempts, sleeps;
+    uint64_t detections;       /* the resolver's walks as processes block */
 #if KPN_THREADS
     kpn_port_sem *sem;
     kpn_port_thread *thread;
@@ -386,7 +387,8 @@ struct kpn_net {
     size_t reserve_carved;         /* bytes held back at the arena's top */
     size_t reserve_grown;          /* KPN_RESERVE_ARENA: bytes the pool took
                                       from the arena while running */
-    uint64_t detections, resolutions, true_deadlocks;
+    uint64_t detections;           /* at rest (the runners count the rest) */
+    uint64_t resolutions, true_deadlocks;
     kpn_proc *deadlocks[KPNI_DEADLOCK_RECORDS];
     size_t walks;                  /* stamps handed out by the scan at rest */
     kpn_proc *pending;             /* KPN_ERESERVE: a member of the cycle */
@@ -692,7 +694,7 @@ int kpni_net_sane(const kpn_net *net);
  * kpn_stats (384 bytes) on the caller's stack. */
 typedef struct kpni_counts {
     size_t exited, blocked_read, blocked_write;
-    uint64_t messages, discarded;
+    uint64_t messages, discarded, detections;
 } kpni_counts;
 void kpni_stats_count(const kpn_net *net, kpni_counts *out);
 

@@ -158,7 +158,7 @@ size_t kpn_report(const kpn_net *net, char *buf, size_t len)
     put(&o, " messages, ");
     put_uint(&o, st.discarded);
     put(&o, " discarded\nresolver: ");
-    put_uint(&o, net->detections);
+    put_uint(&o, st.detections);
     put(&o, " detections, ");
     put_uint(&o, net->resolutions);
     put(&o, " resolutions, ");

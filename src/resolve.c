@@ -103,7 +103,7 @@ int kpni_resolve_block(kpn_proc *self)
     kpn_proc *p = kpni_proc_waits_for(self);
     size_t steps = 0;
 
-    net->detections++;
+    self->runner->detections++; /* per runner: no line shared between threads */
     self->watched = 0;
     while (kpni_proc_blocked(p) && p != self && !p->dead) {
         /* Every artificial cycle is resolved when it closes and a read-only

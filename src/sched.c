@@ -406,8 +406,11 @@ static void runner_loop(kpni_runner *r)
             KPNI_STORE(&r->sleeping, KPNI_SPINNING);
             net->idle++;
             kpni_unlock(net);
-            for (spin = 0; spin < KPNI_IDLE_SPINS && KPNI_LOAD(&r->sleeping); ++spin)
+            for (spin = 1; spin <= KPNI_IDLE_SPINS && KPNI_LOAD(&r->sleeping); ++spin) {
                 cpu_relax();
+                if (spin % 128 == 0)
+                    kpn_port_yield(); /* a runner sharing this CPU goes first */
+            }
             if (__atomic_compare_exchange_n(&r->sleeping, &spinning, KPNI_ASLEEP, 0,
                                             __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
                 r->sleeps++;

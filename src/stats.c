@@ -24,7 +24,9 @@ void kpni_stats_count(const kpn_net *net, kpni_counts *out)
     for (i = 0; i < net->nrunners; ++i) {
         out->messages += net->runners[i].messages;
         out->discarded += net->runners[i].drops;
+        out->detections += net->runners[i].detections;
     }
+    out->detections += net->detections;
     /* what was queued for a reader that exited is never received either */
     for (c = net->chans; kpni_chan_sane(net, c); c = c->next)
         if (c->reader->state == KPN_PROC_EXITED)
@@ -59,7 +61,7 @@ kpn_status kpn_net_stats(const kpn_net *net, kpn_stats *out)
     out->arena_size = (size_t)(net->arena.end - net->arena.base) + net->reserve_carved;
     out->arena_used = (size_t)(net->arena.next - net->arena.base) - net->reserve_grown;
     out->arena_free = (size_t)(net->arena.end - net->arena.next);
-    out->detections = net->detections;
+    out->detections = counts.detections;
     out->resolutions = net->resolutions;
     out->true_deadlocks = net->true_deadlocks;
     out->reserve_size = net->pool.size;
