@@ -177,7 +177,6 @@ int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why)
  * both ends stay on one runner ('cross' clear), 'other' cannot be
  * blocking while 'self' runs, so the fence is not needed: every message
  * on such a channel costs what it costs on one runner. */
-#if KPN_THREADS
 /* Several runners: wake 'other' under the net's lock, if it still waits. */
 static KPNI_NOINLINE kpn_status wake_mt(kpn_proc *self, kpn_proc *other, kpn_chan *c,
                                         kpn_proc_state why)
@@ -198,22 +197,16 @@ static KPNI_NOINLINE kpn_status release_cross(kpn_proc *self, kpn_proc *other, k
         return KPN_OK;
     return wake_mt(self, other, c, why);
 }
-#endif
 
 static KPNI_INLINE kpn_status release(kpn_proc *self, kpn_proc *other, kpn_chan *c,
                                       kpn_proc_state why)
 {
-#if KPN_THREADS
-    if (KPNI_UNLIKELY(c->cross))
+    if (KPNI_UNLIKELY(KPNI_CROSS(c)))
         return release_cross(self, other, c, why);
     if (KPNI_LOAD(&other->state) != why || KPNI_LOAD(&other->wait) != c)
         return KPN_OK;
-    if (self->runner->mt)
+    if (KPNI_MT(self->runner))
         return wake_mt(self, other, c, why);
-#else
-    if (other->state != why || other->wait != c)
-        return KPN_OK;
-#endif
     kpni_sched_ready(self->runner, other);
     return KPN_OK;
 }
@@ -235,7 +228,7 @@ static KPNI_INLINE kpn_status release(kpn_proc *self, kpn_proc *other, kpn_chan 
 #endif
 
 /* A whole send, on a channel already checked: the fast path's fallback. */
-static KPNI_INLINE kpn_status put(kpn_chan *c, const void *msg)
+static KPNI_INLINE kpn_status send_whole(kpn_chan *c, const void *msg)
 {
     kpn_proc *self = c->writer;
     size_t sent = c->sent;
@@ -264,7 +257,7 @@ drop:
 }
 
 /* A whole receive, on a channel already checked. */
-static KPNI_INLINE kpn_status get(kpn_chan *c, void *msg)
+static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg)
 {
     kpn_proc *self = c->reader;
     size_t received = c->received;
@@ -296,12 +289,12 @@ static KPNI_INLINE kpn_status get(kpn_chan *c, void *msg)
  * the common case saves no registers and sets up no frame. */
 static KPNI_NOINLINE kpn_status put_slow(kpn_chan *c, const void *msg)
 {
-    return put(c, msg);
+    return send_whole(c, msg);
 }
 
 static KPNI_NOINLINE kpn_status get_slow(kpn_chan *c, void *msg)
 {
-    return get(c, msg);
+    return recv_whole(c, msg);
 }
 
 /* The common case of a send: room in the ring, the caller the writer. */
@@ -310,6 +303,8 @@ static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
     kpn_proc *self = c->writer;
     size_t sent = c->sent;
 
+    if (KPN_COMPACT) /* small memories: one copy of the send, not two */
+        return put_slow(c, msg);
     if (KPNI_UNLIKELY(!is_running(self) || c->closed || sent - SEEN_RECEIVED(c) >= c->cap ||
                       KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED))
         return put_slow(c, msg);
@@ -329,6 +324,8 @@ static KPNI_INLINE kpn_status get_fast(kpn_chan *c, void *msg)
     kpn_proc *self = c->reader;
     size_t received = c->received;
 
+    if (KPN_COMPACT)
+        return get_slow(c, msg);
     if (KPNI_UNLIKELY(!is_running(self) || SEEN_SENT(c) == received))
         return get_slow(c, msg);
     if (!copy_small(msg, c->ring + c->rpos, c->msg_size))

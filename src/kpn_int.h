@@ -71,11 +71,12 @@
 #define KPN_NAME_COPY KPNI_UNIX
 #endif
 
-/* 1: the layout for small memories.  A channel drops its per-process
- * list links and the cached ring size (a multiply on wrap); a process
- * drops its channel lists (an exiting process scans the net's channels
- * instead).  48 bytes a channel and 80 a process on a 32-bit target,
- * against 64 and 96.  Default: 1 off Unix; the x86 layout stays as it is. */
+/* 1: the layout for small memories.  A channel is one packed header,
+ * without per-process list links, the cached ring size (a multiply on
+ * wrap) or a cache line for each end; a process drops its channel lists
+ * (an exiting process scans the net's channels instead).  48 bytes a
+ * channel and 80 a process on a 32-bit target, against 208 and 96.
+ * Default: 1 off Unix; the hosted layout stays as it is. */
 #ifndef KPN_COMPACT
 #define KPN_COMPACT (!KPNI_UNIX)
 #endif
@@ -579,9 +580,89 @@ static inline kpn_proc *kpni_proc_waits_for(const kpn_proc *p)
     return p->state == KPN_PROC_BLOCKED_READ ? p->wait->writer : p->wait->reader;
 }
 
+/* ------------------------------------------------------------------ */
+/* Several runners (runners.c).  Without KPN_THREADS 'mt' is never set,
+ * KPNI_MT is a constant 0 and the calls below are empty, so the
+ * scheduler reads straight through with no #if of its own (Lua's
+ * lua_lock does the same). */
 #if KPN_THREADS
+#define KPNI_MT(r) ((r)->mt)
+#define KPNI_CROSS(c) ((c)->cross)
+void kpni_lock(kpn_net *net);
+void kpni_unlock(kpn_net *net);
 void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p);
+kpn_proc *kpni_runners_steal(kpni_runner *r);
+int kpni_runners_idle(kpni_runner *r);
+int kpni_runners_done(const kpni_runner *r);
+void kpni_runners_finish(kpni_runner *r);
+void kpni_runners_wake_all(kpn_net *net);
+kpn_status kpni_runners_run(kpn_net *net);
+#else
+#define KPNI_MT(r) 0
+#define KPNI_CROSS(c) 0
+static inline void kpni_lock(kpn_net *net) { (void)net; }
+static inline void kpni_unlock(kpn_net *net) { (void)net; }
+static inline void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p) { (void)waker; (void)p; }
+static inline kpn_proc *kpni_runners_steal(kpni_runner *r) { (void)r; return NULL; }
+static inline int kpni_runners_idle(kpni_runner *r) { (void)r; return 0; }
+static inline int kpni_runners_done(const kpni_runner *r) { (void)r; return 0; }
+static inline void kpni_runners_finish(kpni_runner *r) { (void)r; }
+static inline void kpni_runners_wake_all(kpn_net *net) { (void)net; }
+static inline kpn_status kpni_runners_run(kpn_net *net) { (void)net; return KPN_EINVAL; }
 #endif
+
+/* Run queues: deques through next_ready/prev_ready.  The owner works at
+ * the front, thieves take from the back.  With several runners, only
+ * under the net's lock. */
+static inline void kpni_queue_push_back(kpni_runner *r, kpn_proc *p)
+{
+    KPNI_STORE(&p->runner, r);
+    p->next_ready = NULL;
+    p->prev_ready = r->tail;
+    if (r->tail != NULL)
+        r->tail->next_ready = p;
+    else
+        r->head = p;
+    r->tail = p;
+}
+
+static inline void kpni_queue_push_front(kpni_runner *r, kpn_proc *p)
+{
+    KPNI_STORE(&p->runner, r);
+    p->prev_ready = NULL;
+    p->next_ready = r->head;
+    if (r->head != NULL)
+        r->head->prev_ready = p;
+    else
+        r->tail = p;
+    r->head = p;
+}
+
+static inline void kpni_queue_unlink(kpni_runner *r, kpn_proc *p)
+{
+    if (p->prev_ready != NULL)
+        p->prev_ready->next_ready = p->next_ready;
+    else
+        r->head = p->next_ready;
+    if (p->next_ready != NULL)
+        p->next_ready->prev_ready = p->prev_ready;
+    else
+        r->tail = p->prev_ready;
+}
+
+static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
+{
+    kpn_proc *p = r->head;
+
+    if (p != NULL) {
+        r->head = p->next_ready;
+        if (r->head != NULL)
+            r->head->prev_ready = NULL;
+        else
+            r->tail = NULL;
+    }
+    return p;
+}
 
 /* Make 'p' ready; 'waker' is the runner doing it.  Inline: every send
  * that wakes a reader calls it.  The prefetch starts loading the line
@@ -611,12 +692,10 @@ static inline void kpni_sched_ready(kpni_runner *waker, kpn_proc *p)
     }
     KPNI_STORE(&p->state, KPN_PROC_READY);
     KPNI_STORE(&p->wait, (kpn_chan *)NULL);
-#if KPN_THREADS
-    if (waker->mt) {
+    if (KPNI_MT(waker)) {
         kpni_sched_ready_mt(waker, p);
         return;
     }
-#endif
     p->next_ready = NULL;
     p->prev_ready = waker->tail;
     if (waker->tail != NULL)
@@ -659,10 +738,7 @@ void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on);
 void kpni_sched_exit(kpn_proc *self);
 void kpni_sched_halt(kpn_net *net, kpn_status why);
 void kpni_sched_enqueue(kpni_runner *r, kpn_proc *p);
-#if KPN_THREADS
-void kpni_lock(kpn_net *net);
-void kpni_unlock(kpn_net *net);
-#endif
+void kpni_sched_loop(kpni_runner *r);
 
 /* proc.c */
 int kpni_proc_guard_intact(const kpn_proc *p);

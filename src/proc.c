@@ -85,10 +85,8 @@ static void proc_entry(void *arg)
 {
     kpn_proc *self = arg;
 
-#if KPN_THREADS
-    if (self->runner->mt)
+    if (KPNI_MT(self->runner))
         kpni_unlock(self->net); /* held across the switch that started us */
-#endif
     self->fn(self->arg);
     kpni_sched_exit(self);
 }

@@ -11,55 +11,15 @@
 #endif
 
 /* ------------------------------------------------------------------ */
-/* Run queues: deques through next_ready/prev_ready.  The owner works at
- * the front, thieves take from the back.  With several runners, only
- * under the net's lock. */
-
-static void push_back(kpni_runner *r, kpn_proc *p)
-{
-    KPNI_STORE(&p->runner, r);
-    p->next_ready = NULL;
-    p->prev_ready = r->tail;
-    if (r->tail != NULL)
-        r->tail->next_ready = p;
-    else
-        r->head = p;
-    r->tail = p;
-}
-
-static void unlink_ready(kpni_runner *r, kpn_proc *p)
-{
-    if (p->prev_ready != NULL)
-        p->prev_ready->next_ready = p->next_ready;
-    else
-        r->head = p->next_ready;
-    if (p->next_ready != NULL)
-        p->next_ready->prev_ready = p->prev_ready;
-    else
-        r->tail = p->prev_ready;
-}
-
-static kpn_proc *pop_front(kpni_runner *r)
-{
-    kpn_proc *p = r->head;
-
-    if (p != NULL) {
-        r->head = p->next_ready;
-        if (r->head != NULL)
-            r->head->prev_ready = NULL;
-        else
-            r->tail = NULL;
-    }
-    return p;
-}
+/* Run queues (kpn_int.h has the deque itself) */
 
 /* Spawn and kpn_proc_pin: the back of 'r', in the order they come. */
 void kpni_sched_enqueue(kpni_runner *r, kpn_proc *p)
 {
     if (KPNI_LOAD(&p->state) == KPN_PROC_READY && p->runner != NULL)
-        unlink_ready(p->runner, p);
+        kpni_queue_unlink(p->runner, p);
     KPNI_STORE(&p->state, KPN_PROC_READY);
-    push_back(r, p);
+    kpni_queue_push_back(r, p);
 }
 
 static void dispatch(kpni_runner *r, kpn_proc *p)
@@ -71,127 +31,6 @@ static void dispatch(kpni_runner *r, kpn_proc *p)
     KPNI_STORE(&r->current, p);
 }
 
-/* ------------------------------------------------------------------ */
-/* Several runners: the lock, sleeping and waking, stealing */
-
-#if KPN_THREADS
-
-static void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
-/* A test-and-test-and-set lock that yields the CPU when it spins long:
- * held for a few hundred instructions at most (a block, a wake, a
- * switch), so sleeping in the kernel would cost more than it saves. */
-void kpni_lock(kpn_net *net)
-{
-    int spins = 0;
-
-    while (__atomic_exchange_n(&net->lock, 1, __ATOMIC_ACQUIRE) != 0) {
-        while (__atomic_load_n(&net->lock, __ATOMIC_RELAXED) != 0) {
-            if (++spins < 100) {
-                cpu_relax();
-            } else {
-                spins = 0;
-                kpn_port_yield();
-            }
-        }
-    }
-}
-
-void kpni_unlock(kpn_net *net)
-{
-    __atomic_store_n(&net->lock, 0, __ATOMIC_RELEASE);
-}
-
-/* An idle runner first spins ('sleeping' KPNI_SPINNING), then commits to
- * its semaphore (KPNI_ASLEEP).  Waking a runner that still spins is a
- * store it sees; only one that committed costs a post, a system call. */
-static void wake_runner(kpn_net *net, kpni_runner *r)
-{
-    net->idle--;
-    if (__atomic_exchange_n(&r->sleeping, KPNI_AWAKE, __ATOMIC_ACQ_REL) == KPNI_ASLEEP)
-        kpn_port_sem_post(r->sem);
-}
-
-static void wake_all(kpn_net *net)
-{
-    unsigned i;
-
-    for (i = 0; i < net->nrunners; ++i)
-        if (KPNI_LOAD(&net->runners[i].sleeping) != KPNI_AWAKE)
-            wake_runner(net, &net->runners[i]);
-}
-
-/* Under the lock: a woken process joins the front of its target's queue
- * (it ran last, so its stack is warm: Vrba's thesis, 4.2.2.4), and a sleeping
- * runner that can take it is woken. */
-void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
-{
-    kpn_net *net = waker->net;
-    kpni_runner *t;
-    unsigned i;
-
-    if (net->cfg.policy == KPN_POLICY_STATIC)
-        t = &net->runners[p->home];
-    else if (net->cfg.wake == KPN_WAKE_WAKER)
-        t = waker;
-    else
-        t = p->runner;
-    if (net->cfg.policy == KPN_POLICY_STATIC) {
-        push_back(t, p);
-    } else {
-        KPNI_STORE(&p->runner, t);
-        p->prev_ready = NULL;
-        p->next_ready = t->head;
-        if (t->head != NULL)
-            t->head->prev_ready = p;
-        else
-            t->tail = p;
-        t->head = p;
-    }
-    if (KPNI_LOAD(&t->sleeping) != KPNI_AWAKE) {
-        wake_runner(net, t);
-    } else if (net->cfg.policy == KPN_POLICY_WS && net->idle > 0) {
-        for (i = 0; i < net->nrunners; ++i)
-            if (KPNI_LOAD(&net->runners[i].sleeping) != KPNI_AWAKE) {
-                wake_runner(net, &net->runners[i]);
-                break;
-            }
-    }
-}
-
-/* Take a process from the back of a random other runner's queue: the
- * back holds what its owner would run last. */
-static kpn_proc *steal(kpni_runner *r)
-{
-    kpn_net *net = r->net;
-    unsigned tries;
-
-    if (net->cfg.policy != KPN_POLICY_WS)
-        return NULL;
-    for (tries = 0; tries + 1 < net->nrunners; ++tries) {
-        kpni_runner *v;
-        kpn_proc *p;
-        r->rng ^= r->rng << 13;
-        r->rng ^= r->rng >> 17;
-        r->rng ^= r->rng << 5;
-        v = &net->runners[(r->index + 1 + r->rng % (net->nrunners - 1)) % net->nrunners];
-        r->steal_attempts++;
-        p = v->tail;
-        if (p != NULL) {
-            unlink_ready(v, p);
-            r->steals++;
-            return p;
-        }
-    }
-    return NULL;
-}
-
-#endif /* KPN_THREADS */
 
 /* ------------------------------------------------------------------ */
 /* The scheduler's half of input channels (input.c has the other): the
@@ -244,10 +83,8 @@ int kpni_input_awaited(const kpn_net *net)
 void kpni_sched_halt(kpn_net *net, kpn_status why)
 {
     net->halt = why;
-#if KPN_THREADS
     if (net->nrunners > 1)
-        wake_all(net);
-#endif
+        kpni_runners_wake_all(net);
 }
 
 /*
@@ -265,7 +102,7 @@ void kpni_sched_halt(kpn_net *net, kpn_status why)
 static KPNI_NOINLINE void park(kpn_proc *self)
 {
     kpni_runner *r = self->runner;
-    int mt = r->mt; /* the same on every runner: read it before switching */
+    int mt = KPNI_MT(r); /* the same on every runner: read it before switching */
     kpn_proc *next;
 
     if (KPNI_UNLIKELY(!kpni_proc_guard_ok(self))) {
@@ -288,7 +125,7 @@ static KPNI_NOINLINE void park(kpn_proc *self)
      * of a word beside 'halt' when there is none. */
     if (KPNI_UNLIKELY(KPNI_LOAD(&r->net->input_signal) != 0))
         (void)kpni_input_deliver(r);
-    next = KPNI_LIKELY(r->net->halt == KPN_OK) ? pop_front(r) : NULL;
+    next = KPNI_LIKELY(r->net->halt == KPN_OK) ? kpni_queue_pop_front(r) : NULL;
     if (next != NULL) {
         dispatch(r, next);
         SWITCH(self->ctx, next->ctx, FIBER(next));
@@ -296,12 +133,8 @@ static KPNI_NOINLINE void park(kpn_proc *self)
         KPNI_STORE(&r->current, (kpn_proc *)NULL);
         SWITCH(self->ctx, r->host, FIBER(r));
     }
-#if KPN_THREADS
     if (mt)
         kpni_unlock(self->net);
-#else
-    (void)mt;
-#endif
 }
 
 /* Block 'self' on channel 'on'.  With the resolver on, this is where a
@@ -321,14 +154,11 @@ void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
 {
     kpni_runner *r = self->runner;
 
-#if KPN_THREADS
-    if (r->mt)
+    if (KPNI_MT(r))
         kpni_lock(self->net);
-#endif
     KPNI_STORE(&self->wait, on);
     KPNI_STORE(&self->state, why);
-#if KPN_THREADS
-    if (r->mt) {
+    if (KPNI_MT(r)) {
         KPNI_FENCE();
         if (!kpni_chan_must_block(on, why)) {
             KPNI_STORE(&self->state, KPN_PROC_RUNNING);
@@ -337,15 +167,12 @@ void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
             return;
         }
     }
-#endif
     if (r->resolve) {
         kpni_proc_waits_for(self)->nwaiters++;
         if ((why == KPN_PROC_BLOCKED_WRITE || (self->watched && self->nwaiters != 0)) &&
             kpni_resolve_block(self)) {
-#if KPN_THREADS
-            if (r->mt)
+            if (KPNI_MT(r))
                 kpni_unlock(self->net);
-#endif
             return;
         }
     }
@@ -354,10 +181,8 @@ void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
 
 void kpni_sched_exit(kpn_proc *self)
 {
-#if KPN_THREADS
-    if (self->runner->mt)
+    if (KPNI_MT(self->runner))
         kpni_lock(self->net);
-#endif
     KPNI_STORE(&self->state, KPN_PROC_EXITED);
     kpni_proc_finish(self);
     park(self);
@@ -367,9 +192,11 @@ void kpni_sched_exit(kpn_proc *self)
 /* ------------------------------------------------------------------ */
 /* A runner's own loop, on its thread's stack (runner 0: the caller of
  * kpn_run).  It resumes a process and gets control back only when that
- * process's runner has nothing ready, so it turns once per quiet spell. */
+ * process's runner has nothing ready, so it turns once per quiet spell.
+ * What several runners add (stealing, sleeping, the end of the run) is
+ * in runners.c. */
 
-static void runner_loop(kpni_runner *r)
+void kpni_sched_loop(kpni_runner *r)
 {
     kpn_net *net = r->net;
     kpn_proc *p;
@@ -378,48 +205,22 @@ static void runner_loop(kpni_runner *r)
 #ifdef KPNI_TSAN
     r->fiber = __tsan_get_current_fiber();
 #endif
-#if KPN_THREADS
-    if (r->mt)
+    if (KPNI_MT(r))
         kpni_lock(net);
-#endif
     for (;;) {
-        if (net->halt != KPN_OK)
+        if (net->halt != KPN_OK || kpni_runners_done(r))
             break;
-#if KPN_THREADS
-        if (r->mt && net->done)
-            break;
-#endif
-        p = pop_front(r);
-#if KPN_THREADS
-        if (p == NULL && r->mt)
-            p = steal(r);
-#endif
+        p = kpni_queue_pop_front(r);
+        if (p == NULL && KPNI_MT(r))
+            p = kpni_runners_steal(r);
         if (p != NULL) {
             dispatch(r, p);
             SWITCH(r->host, p->ctx, FIBER(p));
             continue;
         }
-#if KPN_THREADS
-        if (r->mt && net->idle + 1 < net->nrunners) {
-            /* others are busy: spin a little, then sleep until woken */
-            int spin, spinning = KPNI_SPINNING;
-            KPNI_STORE(&r->sleeping, KPNI_SPINNING);
-            net->idle++;
-            kpni_unlock(net);
-            for (spin = 1; spin <= KPNI_IDLE_SPINS && KPNI_LOAD(&r->sleeping); ++spin) {
-                cpu_relax();
-                if (spin % 128 == 0)
-                    kpn_port_yield(); /* a runner sharing this CPU goes first */
-            }
-            if (__atomic_compare_exchange_n(&r->sleeping, &spinning, KPNI_ASLEEP, 0,
-                                            __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-                r->sleeps++;
-                kpn_port_sem_wait(r->sem);
-            }
-            kpni_lock(net);
+        /* others are busy: wait until one hands this runner work */
+        if (KPNI_MT(r) && kpni_runners_idle(r))
             continue;
-        }
-#endif
         /* Nothing is ready and nothing runs anywhere: the net is at rest.
          * Input that came meanwhile goes first, then the resolver. */
         if (net->ninputs != 0 && kpni_input_deliver(r))
@@ -436,70 +237,19 @@ static void runner_loop(kpni_runner *r)
         /* A process waits on an open input: only an offer or a close from
          * outside can move the net now, so sleep until one comes. */
         if (net->ninputs != 0 && kpni_input_awaited(net)) {
-#if KPN_THREADS
-            if (r->mt)
+            if (KPNI_MT(r))
                 kpni_unlock(net);
-#endif
             kpn_port_idle_wait(net->input_idle);
-#if KPN_THREADS
-            if (r->mt)
+            if (KPNI_MT(r))
                 kpni_lock(net);
-#endif
             continue;
         }
         break;
     }
     KPNI_STORE(&r->current, (kpn_proc *)NULL);
-#if KPN_THREADS
-    if (r->mt) {
-        net->done = 1;
-        wake_all(net);
-        kpni_unlock(net);
-    }
-#endif
+    if (KPNI_MT(r))
+        kpni_runners_finish(r);
 }
-
-#if KPN_THREADS
-static void runner_thread(void *arg)
-{
-    runner_loop(arg);
-}
-
-/* Runner 0 is the calling thread; the others are started for this run
- * and joined before it returns. */
-static kpn_status run_runners(kpn_net *net)
-{
-    unsigned i, started;
-    kpn_chan *c;
-
-    /* Under KPN_POLICY_STATIC a process runs only on its home runner, so
-     * a channel whose ends share one is never used from two threads at
-     * once (chan.c, release). */
-    for (c = net->chans; c != NULL; c = c->next)
-        c->cross = net->cfg.policy != KPN_POLICY_STATIC || c->input ||
-                   c->writer->home != c->reader->home;
-    net->done = 0;
-    net->idle = 0;
-    for (i = 0; i < net->nrunners; ++i)
-        KPNI_STORE(&net->runners[i].sleeping, KPNI_AWAKE);
-    for (started = 1; started < net->nrunners; ++started) {
-        kpni_runner *r = &net->runners[started];
-        if (kpn_port_thread_start(r->thread, r->stack, net->cfg.runner_stack, runner_thread, r) != 0)
-            break;
-    }
-    if (started < net->nrunners) {
-        kpni_lock(net);
-        net->done = 1;
-        wake_all(net);
-        kpni_unlock(net);
-    } else {
-        runner_loop(&net->runners[0]);
-    }
-    for (i = 1; i < started; ++i)
-        kpn_port_thread_join(net->runners[i].thread);
-    return started < net->nrunners ? KPN_ETHREAD : KPN_OK;
-}
-#endif
 
 /* The process whose block lies just above 'x' (an object an overflow
  * damaged): processes are carved in spawn order, so it is the first live
@@ -570,16 +320,15 @@ kpn_status kpn_run(kpn_net *net)
         return KPN_ERESERVE;
 
     net->state = KPNI_NET_RUNNING;
-#if KPN_THREADS
     if (net->nrunners > 1) {
-        halt = run_runners(net);
+        halt = kpni_runners_run(net);
         if (halt != KPN_OK) {
             net->state = KPNI_NET_IDLE;
             return halt;
         }
-    } else
-#endif
-        runner_loop(&net->runners[0]);
+    } else {
+        kpni_sched_loop(&net->runners[0]);
+    }
 
     if (net->fault == NULL && (p = find_fault(net)) != NULL) {
         p->state = KPN_PROC_FAULTED;
