@@ -305,7 +305,10 @@ static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
 
     if (KPN_COMPACT) /* small memories: one copy of the send, not two */
         return put_slow(c, msg);
-    if (KPNI_UNLIKELY(!is_running(self) || c->closed || sent - SEEN_RECEIVED(c) >= c->cap ||
+    /* a copy that says full is looked at again here: in a small ring the
+     * reader has usually taken the message since the copy was made */
+    if (KPNI_UNLIKELY(!is_running(self) || c->closed ||
+                      (sent - SEEN_RECEIVED(c) >= c->cap && sent - LOOK_RECEIVED(c) >= c->cap) ||
                       KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED))
         return put_slow(c, msg);
     if (!copy_small(c->ring + c->wpos, msg, c->msg_size))
@@ -326,7 +329,8 @@ static KPNI_INLINE kpn_status get_fast(kpn_chan *c, void *msg)
 
     if (KPN_COMPACT)
         return get_slow(c, msg);
-    if (KPNI_UNLIKELY(!is_running(self) || SEEN_SENT(c) == received))
+    if (KPNI_UNLIKELY(!is_running(self) ||
+                      (SEEN_SENT(c) == received && LOOK_SENT(c) == received)))
         return get_slow(c, msg);
     if (!copy_small(msg, c->ring + c->rpos, c->msg_size))
         return get_slow(c, msg);

@@ -1,0 +1,98 @@
+#!/bin/sh
+# The fine-grain figures of docs/benchmarks.md for an earlier commit and
+# for the working tree, measured in the same invocation.
+#
+# Builds BASE's benchmarks in a scratch worktree (build/compare/), builds
+# the working tree's, then runs every figure ROUNDS times, alternating
+# the two builds, so that drift of a shared machine falls on both alike.
+# Prints a Markdown table of medians (with the range) on stdout; progress
+# on stderr.  The working tree's runs also try --policy=auto (kpn_place).
+#
+# Usage: tools/bench/compare.sh BASE [ROUNDS]     (ROUNDS default 5)
+set -eu
+[ $# -ge 1 ] || { echo "usage: $0 BASE [ROUNDS]" >&2; exit 2; }
+base=$1
+rounds=${2:-5}
+top=$(pwd)
+scratch=$top/build/compare
+out=$scratch/runs
+rm -rf "$out"
+mkdir -p "$out"
+
+echo "compare: building $base in $scratch/base" >&2
+if [ ! -d "$scratch/base" ]; then
+    git worktree add --detach "$scratch/base" "$base" >/dev/null
+else
+    git -C "$scratch/base" checkout -q --detach "$base"
+fi
+make -C "$scratch/base" -j2 >/dev/null
+echo "compare: building the working tree" >&2
+make -j2 >/dev/null
+old=$scratch/base/build/amd64/bench
+new=$top/build/amd64/bench
+
+# one round of one build: D is the binary folder, V the label
+round() {
+    d=$1 v=$2
+    "$d/ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/ring1k.$v"
+    "$d/ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/ring10k.$v"
+    "$d/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
+        tail -1 >>"$out/pipe.$v"
+    "$d/random" --preset=RND-A --d=50000 --runs=1 2>/dev/null | tail -1 >>"$out/rnda.$v"
+    "$d/random" --preset=RND-B --d=50000 --runs=1 2>/dev/null | tail -1 >>"$out/rndb.$v"
+    "$d/aes" --b=26 --k=16 --passes=4 --runners=2 --runs=3 2>/dev/null | tail -1 >>"$out/aes2.$v"
+    "$d/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 2>/dev/null | tail -1 >>"$out/aes16k.$v"
+}
+
+i=0
+while [ "$i" -lt "$rounds" ]; do
+    i=$((i + 1))
+    round "$old" before
+    round "$new" after
+    "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --policy=auto \
+        2>/dev/null | tail -1 >>"$out/pipe.auto"
+    "$new/random" --preset=RND-A --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rnda.auto"
+    "$new/random" --preset=RND-B --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rndb.auto"
+    echo "compare: round $i/$rounds" >&2
+done
+
+echo "compare: instruction and cache counts (valgrind)" >&2
+hop_old=$(tools/bench/hop_cost.sh "$old/ring")
+hop_new=$(tools/bench/hop_cost.sh "$new/ring")
+
+# field FILE KEY: every value of KEY=, one a line
+field() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" "$1" 2>/dev/null; }
+# stats: "median (min-max)" of the numbers on stdin, scaled by $1, $2 decimals
+stats() {
+    sort -n | awk -v k="$1" -v p="$2" '{ v[NR] = $1 * k }
+        END { if (NR == 0) { print "-"; exit }
+              m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+              fmt = "%." p "f (%." p "f-%." p "f)"; printf fmt "\n", m, v[1], v[NR] }'
+}
+row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$4"; }
+ratio10k() {
+    paste "$out/ring1k.$1" "$out/ring10k.$1" | awk '{
+        a = b = 0
+        for (i = 1; i <= NF; ++i)
+            if ($i ~ /^ns_per_hop=/) { v = substr($i, 12); if (a == 0) a = v; else b = v }
+        if (a > 0) print b / a }'
+}
+hop() { echo "$1" | sed -n "s/.* $2=\([0-9.]*\).*/\1/p"; }
+
+echo "Before: $base; after: the working tree ($(git rev-parse --short HEAD)$(git diff --quiet || echo ', modified')). Medians of $rounds rounds, range in brackets."
+echo
+row "figure" "target" "before" "after"
+row "---" "---" "---" "---"
+row "ring, 1 000 processes, 1 runner: ns per hop" "<= 20" "$(field "$out/ring1k.before" ns_per_hop | stats 1 1)" "$(field "$out/ring1k.after" ns_per_hop | stats 1 1)"
+row "ring: instructions per hop (callgrind)" "<= 160" "$(hop "$hop_old" instr_per_hop)" "$(hop "$hop_new" instr_per_hop)"
+row "ring: D1 lines per hop (cachegrind)" "<= 7" "$(hop "$hop_old" d1_lines_per_hop)" "$(hop "$hop_new" d1_lines_per_hop)"
+row "ring, 10 000 processes / 1 000" "<= 1.3" "$(ratio10k before | stats 1 2)" "$(ratio10k after | stats 1 2)"
+row "pipeline, 50 stages, no work, 1 runner: ns per message-stage" "<= 5" "$(field "$out/pipe.before" wall_1 | stats 20 2)" "$(field "$out/pipe.after" wall_1 | stats 20 2)"
+row "pipeline, no work: 2 runners / 1 (work stealing)" ">= 1.5" "$(field "$out/pipe.before" speedup | stats 1 2)" "$(field "$out/pipe.after" speedup | stats 1 2)"
+row "pipeline, no work: 2 runners / 1 (kpn_place)" ">= 1.5" "-" "$(field "$out/pipe.auto" speedup | stats 1 2)"
+row "RND-A, d = 50 000: 2 runners / 1 (work stealing)" ">= 1.3" "$(field "$out/rnda.before" speedup | stats 1 2)" "$(field "$out/rnda.after" speedup | stats 1 2)"
+row "RND-A, d = 50 000: 2 runners / 1 (kpn_place)" ">= 1.3" "-" "$(field "$out/rnda.auto" speedup | stats 1 2)"
+row "RND-B, d = 50 000: 2 runners / 1 (work stealing)" ">= 1.3" "$(field "$out/rndb.before" speedup | stats 1 2)" "$(field "$out/rndb.after" speedup | stats 1 2)"
+row "RND-B, d = 50 000: 2 runners / 1 (kpn_place)" ">= 1.3" "-" "$(field "$out/rndb.auto" speedup | stats 1 2)"
+row "AES, 1 024 workers, 2 runners: kpn / sequential" ">= 1.85 every time" "$(field "$out/aes2.before" ratio | stats 1 2)" "$(field "$out/aes2.after" ratio | stats 1 2)"
+row "AES, 16 384 workers, 1 runner: kpn / sequential" ">= 0.95" "$(field "$out/aes16k.before" ratio | stats 1 2)" "$(field "$out/aes16k.after" ratio | stats 1 2)"
