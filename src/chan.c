@@ -170,13 +170,6 @@ int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why)
            KPNI_LOAD(&c->reader->state) != KPN_PROC_EXITED;
 }
 
-/* Release 'other' if it is blocked on 'c' for 'why'; 'self' has just
- * changed the channel.  With several runners 'self' publishes its change
- * before looking at 'other', which published its state before looking at
- * the channel (kpni_sched_block): one of the two sees the other.  Where
- * both ends stay on one runner ('cross' clear), 'other' cannot be
- * blocking while 'self' runs, so the fence is not needed: every message
- * on such a channel costs what it costs on one runner. */
 /* Several runners: wake 'other' under the net's lock, if it still waits. */
 static KPNI_NOINLINE kpn_status wake_mt(kpn_proc *self, kpn_proc *other, kpn_chan *c,
                                         kpn_proc_state why)
@@ -198,6 +191,13 @@ static KPNI_NOINLINE kpn_status release_cross(kpn_proc *self, kpn_proc *other, k
     return wake_mt(self, other, c, why);
 }
 
+/* Release 'other' if it is blocked on 'c' for 'why'; 'self' has just
+ * changed the channel.  With several runners 'self' publishes its change
+ * before looking at 'other', which published its state before looking at
+ * the channel (kpni_sched_block): one of the two sees the other.  Where
+ * both ends stay on one runner ('cross' clear), 'other' cannot be
+ * blocking while 'self' runs, so the fence is not needed: every message
+ * on such a channel costs what it costs on one runner. */
 static KPNI_INLINE kpn_status release(kpn_proc *self, kpn_proc *other, kpn_chan *c,
                                       kpn_proc_state why)
 {

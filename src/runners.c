@@ -63,8 +63,10 @@ void kpni_runners_wake_all(kpn_net *net)
 }
 
 /* Under the lock: a woken process joins the front of its target's queue
- * (it ran last, so its stack is warm: Vrba's thesis, 4.2.2.4), and a sleeping
- * runner that can take it is woken. */
+ * (it ran last, so its stack is warm: Vrba's thesis, 4.2.2.4), and an
+ * idle runner that can take it is woken.  Under KPN_POLICY_STATIC it
+ * joins the back instead, the order one runner keeps, so that a stage
+ * drains a batch before the next one runs (docs/runners.md). */
 void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
 {
     kpn_net *net = waker->net;

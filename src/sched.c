@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The scheduler: run queues, the one place a process gives up the CPU, runners, kpn_run. */
+/* The scheduler: run queues, the one place a process gives up the CPU, a runner's loop, kpn_run. */
 #include "kpn_int.h"
 
 #ifdef KPNI_TSAN
