@@ -341,7 +341,8 @@ typedef struct kpni_runner {
     void *fiber;
 #endif
 #if KPNI_UNIX
-    /* its own cache lines: runners write their fields all the time */
+    /* a line's distance between one runner's fields and the next one's:
+     * each runner writes its own all the time */
     unsigned char pad[64];
 #endif
 } kpni_runner;
