@@ -117,19 +117,9 @@ kpn_status kpn_connect(kpn_net *net, kpn_chan **out, kpn_proc *writer,
 }
 
 /* Most messages are a word or two: give the compiler a constant size so
- * it moves them with plain loads and stores instead of a call. */
-static void copy_msg(void *dst, const void *src, size_t n)
-{
-    switch (n) {
-    case 4: kpni_memcpy(dst, src, 4); break;
-    case 8: kpni_memcpy(dst, src, 8); break;
-    case 16: kpni_memcpy(dst, src, 16); break;
-    default: kpni_memcpy(dst, src, n); break;
-    }
-}
-
-/* The same for the fast paths, which leave other sizes to the slow ones:
- * a call to memcpy would make them save registers. */
+ * it moves them with plain loads and stores instead of a call.  The fast
+ * paths leave other sizes to the slow ones: a call to memcpy would make
+ * them save registers. */
 static KPNI_INLINE int copy_small(void *dst, const void *src, size_t n)
 {
     switch (n) {
@@ -138,6 +128,12 @@ static KPNI_INLINE int copy_small(void *dst, const void *src, size_t n)
     case 16: kpni_memcpy(dst, src, 16); return 1;
     default: return 0;
     }
+}
+
+static void copy_msg(void *dst, const void *src, size_t n)
+{
+    if (!copy_small(dst, src, n))
+        kpni_memcpy(dst, src, n);
 }
 
 /* Is the caller process 'p'?  A process runs only on its own stack, so
@@ -227,6 +223,27 @@ static KPNI_INLINE kpn_status release(kpn_proc *self, kpn_proc *other, kpn_chan 
 #define LOOK_SENT(c) KPNI_LOAD_ACQ(&(c)->sent)
 #endif
 
+/* A message is in the ring at wpos (rpos taken out): move past it,
+ * publish the counter, release the other end.  Both paths end here. */
+static KPNI_INLINE kpn_status sent_one(kpn_chan *c, kpn_proc *self, size_t sent)
+{
+    c->wpos += c->msg_size;
+    if (c->wpos == KPNI_WRING_BYTES(c))
+        c->wpos = 0;
+    KPNI_STORE_REL(&c->sent, sent + 1);
+    self->runner->messages++;
+    return release(self, c->reader, c, KPN_PROC_BLOCKED_READ);
+}
+
+static KPNI_INLINE kpn_status received_one(kpn_chan *c, kpn_proc *self, size_t received)
+{
+    c->rpos += c->msg_size;
+    if (c->rpos == KPNI_RRING_BYTES(c))
+        c->rpos = 0;
+    KPNI_STORE_REL(&c->received, received + 1);
+    return release(self, c->writer, c, KPN_PROC_BLOCKED_WRITE);
+}
+
 /* A whole send, on a channel already checked: the fast path's fallback. */
 static KPNI_INLINE kpn_status send_whole(kpn_chan *c, const void *msg)
 {
@@ -245,12 +262,7 @@ static KPNI_INLINE kpn_status send_whole(kpn_chan *c, const void *msg)
             goto drop;
     }
     copy_msg(c->ring + c->wpos, msg, c->msg_size);
-    c->wpos += c->msg_size;
-    if (c->wpos == KPNI_WRING_BYTES(c))
-        c->wpos = 0;
-    KPNI_STORE_REL(&c->sent, sent + 1);
-    self->runner->messages++;
-    return release(self, c->reader, c, KPN_PROC_BLOCKED_READ);
+    return sent_one(c, self, sent);
 drop:
     self->runner->drops++;
     return KPN_OK;
@@ -277,11 +289,7 @@ static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg)
         kpni_sched_block(self, KPN_PROC_BLOCKED_READ, c);
     }
     copy_msg(msg, c->ring + c->rpos, c->msg_size);
-    c->rpos += c->msg_size;
-    if (c->rpos == KPNI_RRING_BYTES(c))
-        c->rpos = 0;
-    KPNI_STORE_REL(&c->received, received + 1);
-    return release(self, c->writer, c, KPN_PROC_BLOCKED_WRITE);
+    return received_one(c, self, received);
 }
 
 /* Whatever is not the common case (a full ring, a closed channel, an
@@ -313,12 +321,7 @@ static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
         return put_slow(c, msg);
     if (!copy_small(c->ring + c->wpos, msg, c->msg_size))
         return put_slow(c, msg);
-    c->wpos += c->msg_size;
-    if (c->wpos == KPNI_WRING_BYTES(c))
-        c->wpos = 0;
-    KPNI_STORE_REL(&c->sent, sent + 1);
-    self->runner->messages++;
-    return release(self, c->reader, c, KPN_PROC_BLOCKED_READ);
+    return sent_one(c, self, sent);
 }
 
 /* The common case of a receive: a message waiting, the caller the reader. */
@@ -334,11 +337,7 @@ static KPNI_INLINE kpn_status get_fast(kpn_chan *c, void *msg)
         return get_slow(c, msg);
     if (!copy_small(msg, c->ring + c->rpos, c->msg_size))
         return get_slow(c, msg);
-    c->rpos += c->msg_size;
-    if (c->rpos == KPNI_RRING_BYTES(c))
-        c->rpos = 0;
-    KPNI_STORE_REL(&c->received, received + 1);
-    return release(self, c->writer, c, KPN_PROC_BLOCKED_WRITE);
+    return received_one(c, self, received);
 }
 
 kpn_status kpn_send(kpn_chan *c, const void *msg)
