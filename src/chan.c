@@ -54,7 +54,8 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity)
 
     if (ring == 0 || ring > (size_t)-1 - 2 * KPNI_ALIGN - LINE_SLACK - sizeof(kpn_chan))
         return 0;
-    return LINE_SLACK + kpni_align_up(sizeof(kpn_chan)) + kpni_align_up(ring);
+    return LINE_SLACK + kpni_align_up(sizeof(kpn_chan)) +
+           (KPNI_RING_INLINE(ring) ? 0 : kpni_align_up(ring));
 }
 
 /* Carve and link a channel; the caller has checked its arguments.
@@ -85,7 +86,12 @@ kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
 #endif
     c->writer = writer;
     c->reader = reader;
-    c->ring = (unsigned char *)c + kpni_align_up(sizeof *c);
+#if KPNI_CHAN_LINES
+    if (KPNI_RING_INLINE(msg_size * capacity))
+        c->ring = c->wring;
+    else
+#endif
+        c->ring = (unsigned char *)c + kpni_align_up(sizeof *c);
     c->msg_size = msg_size;
     c->cap = capacity;
 #if KPNI_CHAN_LINES
@@ -152,7 +158,9 @@ static KPNI_INLINE int is_running(const kpn_proc *p)
     unsigned char here;
     const unsigned char *frame = &here;
 #endif
-    return (uintptr_t)frame - (uintptr_t)p->stack_lo < p->stack_size;
+    /* the stack ends where the context below the struct begins; '&', not
+     * '&&': two compares and no branch between them */
+    return ((uintptr_t)frame >= (uintptr_t)p->stack_lo) & ((uintptr_t)frame < (uintptr_t)p);
 }
 
 /* Would a process blocking on 'c' for 'why' really have to wait?  Asked

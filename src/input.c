@@ -69,6 +69,8 @@ kpn_status kpn_connect_input(kpn_net *net, kpn_chan **out, kpn_proc *reader,
         o->state = KPN_PROC_RUNNING;
         o->runner = &net->runners[0];
         o->name = "input";
+        /* an empty stack, [o, o): no caller is ever running it */
+        o->stack_lo = (unsigned char *)o;
         net->outside = o;
         net->input_idle = idle;
     }

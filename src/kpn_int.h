@@ -325,6 +325,7 @@ typedef struct kpni_runner {
     kpn_proc *current;
     kpn_proc *head, *tail;     /* run queue through next_ready/prev_ready */
     kpn_port_ctx *host;
+    size_t ctx_off;            /* a process's context lies this far below it */
     int resolve;               /* cfg.resolve, where the hot path sees it */
     int mt;                    /* more than one runner */
     unsigned index;
@@ -423,18 +424,22 @@ struct kpn_net {
  * at the top of the stack sit next to 'ctx' and the struct: the lines a
  * switch into the process touches are adjacent. */
 struct kpn_proc {
-    /* What a switch, a block and a wake touch, first: with the stack top
-     * 64-byte aligned, these share one line with 'ctx' just below them. */
+    /* What a switch, a send, a receive, a block and a wake touch, first:
+     * with the stack top 64-byte aligned, these share one line with the
+     * port's context just below them (which is why there is no pointer
+     * to it: it lies a fixed distance below, see KPNI_CTX). */
     unsigned char state;       /* a kpn_proc_state */
     unsigned char watched;     /* a write-blocked chain may end here */
     unsigned char dead;        /* on a true deadlock cycle: never runs again */
     unsigned char pinned;      /* kpn_proc_pin was called */
     uint32_t nwaiters;         /* blocked processes waiting on this one */
     kpn_chan *wait;            /* channel it is blocked on (wait-for edge) */
-    kpn_proc *next_ready, *prev_ready; /* run queue links */
+    kpn_proc *next_ready;      /* run queue link */
+    uint64_t switches;
     kpni_runner *runner;       /* running it, or last ran it, or queued on */
-    kpn_port_ctx *ctx;
+    unsigned char *stack_lo;   /* lowest usable byte; guard band below */
     /* the rest */
+    kpn_proc *prev_ready;      /* the other link; kept with several runners only */
     uint32_t magic;
 #if !KPN_COMPACT
     uint32_t serial;           /* its net's (see "Stale handles") */
@@ -447,7 +452,6 @@ struct kpn_proc {
     void *fiber;
 #endif
     kpn_net *net;
-    uint64_t switches;
     kpn_proc *next;            /* all processes, spawn order */
 #if !KPN_COMPACT
     kpn_proc *prev;            /* spawn order backwards (kpn_net_fault's blame) */
@@ -455,8 +459,7 @@ struct kpn_proc {
 #endif
     void (*fn)(void *);
     void *arg;
-    unsigned char *stack_lo;   /* lowest usable byte; guard band below */
-    size_t stack_size;
+    size_t stack_size;         /* the stack is [stack_lo, stack_lo + stack_size) */
     const char *name;          /* the copy, or the caller's (KPN_NAME_COPY) */
     size_t seen;               /* scratch stamp for the scan at rest */
 #if KPN_GUARD_PAGES
@@ -512,7 +515,10 @@ struct kpn_chan {
     size_t seen_received;      /* 'received' when the writer last looked */
     size_t cap;                /* messages */
     size_t ring_bytes;         /* cap * msg_size */
-    unsigned char pad1[KPNI_LINE - 5 * sizeof(size_t)];
+    /* A ring this small lives here (KPNI_RING_INLINE): the reader reads
+     * this line anyway whenever the ring is empty, which a ring of a
+     * message or two nearly always is, so the data rides along. */
+    unsigned char wring[KPNI_LINE - 5 * sizeof(size_t)];
     /* line 2: the reader's */
     size_t rpos, received;
     size_t seen_sent;          /* 'sent' when the reader last looked */
@@ -537,6 +543,13 @@ struct kpn_chan {
     kpn_chan *next;
 #endif
 };
+
+/* Whether a ring of 'bytes' goes inside the struct instead of after it. */
+#if KPNI_CHAN_LINES
+#define KPNI_RING_INLINE(bytes) ((bytes) <= sizeof(((kpn_chan *)0)->wring))
+#else
+#define KPNI_RING_INLINE(bytes) 0
+#endif
 
 /* The ring's length in bytes, as each end reads it: kept on each end's
  * line in the hosted layout, computed in the compact one (a multiply,
@@ -614,7 +627,10 @@ static inline kpn_status kpni_runners_run(kpn_net *net) { (void)net; return KPN_
 
 /* Run queues: deques through next_ready/prev_ready.  The owner works at
  * the front, thieves take from the back.  With several runners, only
- * under the net's lock. */
+ * under the net's lock.  With one, nothing takes from the back, so the
+ * hot path (kpni_sched_ready) leaves 'prev_ready' alone and it lives off
+ * the struct's first line; nor is the head's 'prev_ready' ever read, so
+ * popping leaves it too. */
 static inline void kpni_queue_push_back(kpni_runner *r, kpn_proc *p)
 {
     KPNI_STORE(&p->runner, r);
@@ -641,14 +657,21 @@ static inline void kpni_queue_push_front(kpni_runner *r, kpn_proc *p)
 
 static inline void kpni_queue_unlink(kpni_runner *r, kpn_proc *p)
 {
-    if (p->prev_ready != NULL)
-        p->prev_ready->next_ready = p->next_ready;
-    else
+    kpn_proc *prev = p->prev_ready;
+
+    if (r->head == p) {
+        prev = NULL;
         r->head = p->next_ready;
-    if (p->next_ready != NULL)
-        p->next_ready->prev_ready = p->prev_ready;
+    } else {
+        if (!KPNI_MT(r)) /* one runner: 'prev_ready' is not kept; find it */
+            for (prev = r->head; prev->next_ready != p; prev = prev->next_ready) {
+            }
+        prev->next_ready = p->next_ready;
+    }
+    if (r->tail == p)
+        r->tail = prev;
     else
-        r->tail = p->prev_ready;
+        p->next_ready->prev_ready = prev;
 }
 
 static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
@@ -657,13 +680,15 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
 
     if (p != NULL) {
         r->head = p->next_ready;
-        if (r->head != NULL)
-            r->head->prev_ready = NULL;
-        else
+        if (r->head == NULL)
             r->tail = NULL;
     }
     return p;
 }
+
+/* The port's context of process 'p', which kpn_spawn puts right below
+ * the struct; 'r' is any runner of its net. */
+#define KPNI_CTX(r, p) ((kpn_port_ctx *)(void *)((unsigned char *)(p) - (r)->ctx_off))
 
 /* Make 'p' ready; 'waker' is the runner doing it.  Inline: every send
  * that wakes a reader calls it.  The prefetch starts loading the line
@@ -684,7 +709,7 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
 static inline void kpni_sched_ready(kpni_runner *waker, kpn_proc *p)
 {
 #if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch((const unsigned char *)p->ctx - 64, 0, 3);
+    __builtin_prefetch((const unsigned char *)KPNI_CTX(waker, p) - 64, 0, 3);
 #endif
     if (waker->resolve && p->wait != NULL) {
         kpn_proc *v = kpni_proc_waits_for(p);
@@ -698,7 +723,6 @@ static inline void kpni_sched_ready(kpni_runner *waker, kpn_proc *p)
         return;
     }
     p->next_ready = NULL;
-    p->prev_ready = waker->tail;
     if (waker->tail != NULL)
         waker->tail->next_ready = p;
     else
@@ -742,6 +766,7 @@ void kpni_sched_enqueue(kpni_runner *r, kpn_proc *p);
 void kpni_sched_loop(kpni_runner *r);
 
 /* proc.c */
+kpn_port_ctx *kpni_proc_ctx(const kpn_proc *p);
 int kpni_proc_guard_intact(const kpn_proc *p);
 int kpni_proc_live(const kpn_net *net, const kpn_proc *p);
 int kpni_proc_sane(const kpn_net *net, const kpn_proc *p);

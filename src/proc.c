@@ -81,6 +81,13 @@ size_t kpn_size_proc(size_t stack_size, size_t name_len)
     return block_size(stack_size, name_len, (STAGGER_CYCLE - 1) * STAGGER_STEP);
 }
 
+/* Off the hot paths (they use KPNI_CTX): the context kpn_spawn put
+ * right below the struct. */
+kpn_port_ctx *kpni_proc_ctx(const kpn_proc *p)
+{
+    return (kpn_port_ctx *)(void *)((uintptr_t)p - kpni_align_up(kpn_port_ctx_size()));
+}
+
 static void proc_entry(void *arg)
 {
     kpn_proc *self = arg;
@@ -155,7 +162,6 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
     (void)guard;
 #endif
     p->net = net;
-    p->ctx = (kpn_port_ctx *)(void *)top;
     p->fn = fn;
     p->arg = arg;
     p->stack_lo = block + KPN_STACK_GUARD;
@@ -171,7 +177,7 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
 #ifdef KPN_VALGRIND
     VALGRIND_STACK_REGISTER(p->stack_lo, top);
 #endif
-    kpn_port_init(p->ctx, p->stack_lo, p->stack_size, proc_entry, p);
+    kpn_port_init((kpn_port_ctx *)(void *)top, p->stack_lo, p->stack_size, proc_entry, p);
 #ifdef KPNI_TSAN
     p->fiber = __tsan_create_fiber(0);
 #endif
@@ -207,8 +213,8 @@ KPNI_TAG_READ int kpni_proc_live(const kpn_net *net, const kpn_proc *p)
     return p != NULL && p->magic == KPNI_PROC_MAGIC &&
            (!KPN_NAME_COPY || p->name == (const char *)p + kpni_align_up(sizeof *p)) &&
            /* in integers: a damaged pointer may be anything, NULL too */
-           (uintptr_t)p->ctx + kpni_align_up(kpn_port_ctx_size()) == (uintptr_t)p &&
-           (uintptr_t)p->ctx - p->stack_size == (uintptr_t)p->stack_lo &&
+           (uintptr_t)p->stack_lo + p->stack_size + kpni_align_up(kpn_port_ctx_size()) ==
+               (uintptr_t)p &&
 #if !KPN_COMPACT
            p->seal == kpni_seal(p, p->net, p->serial) && kpni_net_valid(p->net) &&
            (net == NULL || p->net == net) && p->serial == p->net->serial &&

@@ -117,7 +117,7 @@ static KPNI_NOINLINE void park(kpn_proc *self)
         r->net->fault = self;
         kpni_sched_halt(r->net, KPN_ESTACK);
         KPNI_STORE(&r->current, (kpn_proc *)NULL);
-        SWITCH(self->ctx, r->host, FIBER(r));
+        SWITCH(KPNI_CTX(r, self), r->host, FIBER(r));
         KPN_ASSERT(0); /* a faulted process is never resumed */
     }
     /* An interrupt or another thread offered input (input.c): make its
@@ -128,10 +128,10 @@ static KPNI_NOINLINE void park(kpn_proc *self)
     next = KPNI_LIKELY(r->net->halt == KPN_OK) ? kpni_queue_pop_front(r) : NULL;
     if (next != NULL) {
         dispatch(r, next);
-        SWITCH(self->ctx, next->ctx, FIBER(next));
+        SWITCH(KPNI_CTX(r, self), KPNI_CTX(r, next), FIBER(next));
     } else {
         KPNI_STORE(&r->current, (kpn_proc *)NULL);
-        SWITCH(self->ctx, r->host, FIBER(r));
+        SWITCH(KPNI_CTX(r, self), r->host, FIBER(r));
     }
     if (mt)
         kpni_unlock(self->net);
@@ -215,7 +215,7 @@ void kpni_sched_loop(kpni_runner *r)
             p = kpni_runners_steal(r);
         if (p != NULL) {
             dispatch(r, p);
-            SWITCH(r->host, p->ctx, FIBER(p));
+            SWITCH(r->host, KPNI_CTX(r, p), FIBER(p));
             continue;
         }
         /* others are busy: wait until one hands this runner work */

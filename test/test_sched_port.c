@@ -101,7 +101,7 @@ void test_spawn_prepares_the_context_on_the_process_own_stack(void)
     kpn_port_init_StubWithCallback(record_init);
     p = spawn();
     TEST_ASSERT_EQUAL_INT(1, init_seen.calls);
-    TEST_ASSERT_EQUAL_PTR(p->ctx, init_seen.ctx);
+    TEST_ASSERT_EQUAL_PTR(kpni_proc_ctx(p), init_seen.ctx);
     TEST_ASSERT_EQUAL_PTR(p->stack_lo, init_seen.stack);
     TEST_ASSERT_EQUAL_size_t(STACK, init_seen.size);
     TEST_ASSERT_EQUAL_size_t(p->stack_size, init_seen.size);
@@ -132,9 +132,9 @@ void test_run_switches_from_the_host_to_each_process_in_spawn_order(void)
     c = spawn();
     host = net->runners[0].host;
 
-    kpn_port_switch_Expect(host, a->ctx);
-    kpn_port_switch_Expect(host, b->ctx);
-    kpn_port_switch_Expect(host, c->ctx);
+    kpn_port_switch_Expect(host, kpni_proc_ctx(a));
+    kpn_port_switch_Expect(host, kpni_proc_ctx(b));
+    kpn_port_switch_Expect(host, kpni_proc_ctx(c));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
 
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
@@ -263,7 +263,7 @@ static kpn_chan *input_chan;
 static void reader_blocks_on_the_input(kpn_port_ctx *from, kpn_port_ctx *to, int cmock_num_calls)
 {
     (void)from;
-    TEST_ASSERT_EQUAL_PTR(input_reader->ctx, to);
+    TEST_ASSERT_EQUAL_PTR(kpni_proc_ctx(input_reader), to);
     if (cmock_num_calls == 0) {
         input_reader->state = KPN_PROC_BLOCKED_READ;
         input_reader->wait = input_chan;
@@ -293,10 +293,10 @@ void test_a_net_waiting_for_input_sleeps_in_the_idle_hook_until_the_input_closes
      * run, so the host sleeps in the hook, not in a loop and not by
      * returning; the close makes the reader ready, and it runs again */
     kpn_port_switch_StubWithCallback(reader_blocks_on_the_input);
-    kpn_port_switch_Expect(host, input_reader->ctx);
+    kpn_port_switch_Expect(host, kpni_proc_ctx(input_reader));
     kpn_port_idle_wait_StubWithCallback(an_interrupt_closes_the_input);
     kpn_port_idle_wait_Expect(net->input_idle);
-    kpn_port_switch_Expect(host, input_reader->ctx);
+    kpn_port_switch_Expect(host, kpni_proc_ctx(input_reader));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(1, kpn_port_idle_wait_CallCount());
 }
