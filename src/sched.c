@@ -3,10 +3,22 @@
 #include "kpn_int.h"
 
 #ifdef KPNI_TSAN
-#define SWITCH(from, to, fiber) (__tsan_switch_to_fiber((fiber), 0), kpn_port_switch((from), (to)))
+/* 'back' is the fiber of the context that switches: when the switch
+ * returns, TSan must be in it again.  After a real switch whoever
+ * resumed us has already said so; a switch that returns without
+ * switching (a mocked port, test_sched_port) would otherwise leave TSan
+ * in the fiber it announced, with this stack's calls pushed on that
+ * fiber's shadow stack. */
+static void tsan_back(void *back)
+{
+    if (__tsan_get_current_fiber() != back)
+        __tsan_switch_to_fiber(back, 0);
+}
+#define SWITCH(from, to, fiber, back)                                                    \
+    (__tsan_switch_to_fiber((fiber), 0), kpn_port_switch((from), (to)), tsan_back(back))
 #define FIBER(p) ((p)->fiber)
 #else
-#define SWITCH(from, to, fiber) kpn_port_switch((from), (to))
+#define SWITCH(from, to, fiber, back) kpn_port_switch((from), (to))
 #define FIBER(p) NULL
 #endif
 
@@ -117,7 +129,7 @@ static KPNI_NOINLINE void park(kpn_proc *self)
         r->net->fault = self;
         kpni_sched_halt(r->net, KPN_ESTACK);
         KPNI_STORE(&r->current, (kpn_proc *)NULL);
-        SWITCH(KPNI_CTX(r, self), r->host, FIBER(r));
+        SWITCH(KPNI_CTX(r, self), r->host, FIBER(r), FIBER(self));
         KPN_ASSERT(0); /* a faulted process is never resumed */
     }
     /* An interrupt or another thread offered input (input.c): make its
@@ -128,10 +140,10 @@ static KPNI_NOINLINE void park(kpn_proc *self)
     next = KPNI_LIKELY(r->net->halt == KPN_OK) ? kpni_queue_pop_front(r) : NULL;
     if (next != NULL) {
         dispatch(r, next);
-        SWITCH(KPNI_CTX(r, self), KPNI_CTX(r, next), FIBER(next));
+        SWITCH(KPNI_CTX(r, self), KPNI_CTX(r, next), FIBER(next), FIBER(self));
     } else {
         KPNI_STORE(&r->current, (kpn_proc *)NULL);
-        SWITCH(KPNI_CTX(r, self), r->host, FIBER(r));
+        SWITCH(KPNI_CTX(r, self), r->host, FIBER(r), FIBER(self));
     }
     if (mt)
         kpni_unlock(self->net);
@@ -215,7 +227,7 @@ void kpni_sched_loop(kpni_runner *r)
             p = kpni_runners_steal(r);
         if (p != NULL) {
             dispatch(r, p);
-            SWITCH(r->host, KPNI_CTX(r, p), FIBER(p));
+            SWITCH(r->host, KPNI_CTX(r, p), FIBER(p), FIBER(r));
             continue;
         }
         /* others are busy: wait until one hands this runner work */
