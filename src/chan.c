@@ -174,14 +174,18 @@ int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why)
            KPNI_LOAD(&c->reader->state) != KPN_PROC_EXITED;
 }
 
-/* Several runners: wake 'other' under the net's lock, if it still waits. */
+/* Several runners: wake 'other' under its runner's lock, if it still
+ * waits.  (Under work stealing 'other' may move meanwhile, but there the
+ * lock is the net's, whatever runner names it.) */
 static KPNI_NOINLINE kpn_status wake_mt(kpn_proc *self, kpn_proc *other, kpn_chan *c,
                                         kpn_proc_state why)
 {
-    kpni_lock(self->net);
+    kpni_runner *r = KPNI_LOAD(&other->runner);
+
+    kpni_lock(r);
     if (other->state == why && other->wait == c)
         kpni_sched_ready(self->runner, other);
-    kpni_unlock(self->net);
+    kpni_unlock(r);
     return KPN_OK;
 }
 

@@ -337,6 +337,7 @@ typedef struct kpni_runner {
     kpn_port_sem *sem;
     kpn_port_thread *thread;
     unsigned char *stack;
+    int lock;                  /* its queue and processes (KPN_POLICY_STATIC) */
 #endif
 #ifdef KPNI_TSAN
     void *fiber;
@@ -377,7 +378,7 @@ struct kpn_net {
     kpni_runner *runners;          /* cfg.runners of them */
     unsigned nrunners;
 #if KPN_THREADS
-    int lock;                      /* the net's lock (mt only) */
+    int lock;                      /* the lock under work stealing (runners.c) */
     unsigned idle;                 /* runners with nothing to run (mt) */
     int done;                      /* the run is over: runners return */
 #endif
@@ -602,8 +603,19 @@ static inline kpn_proc *kpni_proc_waits_for(const kpn_proc *p)
 #if KPN_THREADS
 #define KPNI_MT(r) ((r)->mt)
 #define KPNI_CROSS(c) ((c)->cross)
-void kpni_lock(kpn_net *net);
-void kpni_unlock(kpn_net *net);
+/* A process's 'nwaiters' changes under the lock of the waiter's runner
+ * and of the waker's, which differ when a channel crosses: with several
+ * runners, atomically. */
+#define KPNI_NWAITERS_ADD(r, p, d)                                                        \
+    (KPNI_MT(r) ? (void)__atomic_fetch_add(&(p)->nwaiters, (uint32_t)(d), __ATOMIC_RELAXED) \
+                : (void)((p)->nwaiters += (uint32_t)(d)))
+void kpni_lock(kpni_runner *r);
+void kpni_unlock(kpni_runner *r);
+void kpni_lock_all(kpni_runner *r);
+void kpni_lock_up(kpni_runner *r);
+int kpni_lock_up_try(kpni_runner *r);
+void kpni_lock_down(kpni_runner *r);
+void kpni_unlock_all(kpni_runner *r);
 void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p);
 kpn_proc *kpni_runners_steal(kpni_runner *r);
 int kpni_runners_idle(kpni_runner *r);
@@ -614,8 +626,14 @@ kpn_status kpni_runners_run(kpn_net *net);
 #else
 #define KPNI_MT(r) 0
 #define KPNI_CROSS(c) 0
-static inline void kpni_lock(kpn_net *net) { (void)net; }
-static inline void kpni_unlock(kpn_net *net) { (void)net; }
+#define KPNI_NWAITERS_ADD(r, p, d) ((void)(r), (void)((p)->nwaiters += (uint32_t)(d)))
+static inline void kpni_lock(kpni_runner *r) { (void)r; }
+static inline void kpni_unlock(kpni_runner *r) { (void)r; }
+static inline void kpni_lock_all(kpni_runner *r) { (void)r; }
+static inline void kpni_lock_up(kpni_runner *r) { (void)r; }
+static inline int kpni_lock_up_try(kpni_runner *r) { (void)r; return 1; }
+static inline void kpni_lock_down(kpni_runner *r) { (void)r; }
+static inline void kpni_unlock_all(kpni_runner *r) { (void)r; }
 static inline void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p) { (void)waker; (void)p; }
 static inline kpn_proc *kpni_runners_steal(kpni_runner *r) { (void)r; return NULL; }
 static inline int kpni_runners_idle(kpni_runner *r) { (void)r; return 0; }
@@ -713,7 +731,7 @@ static inline void kpni_sched_ready(kpni_runner *waker, kpn_proc *p)
 #endif
     if (waker->resolve && p->wait != NULL) {
         kpn_proc *v = kpni_proc_waits_for(p);
-        v->nwaiters--;
+        KPNI_NWAITERS_ADD(waker, v, -1);
         p->watched |= v->watched;
     }
     KPNI_STORE(&p->state, KPN_PROC_READY);

@@ -93,7 +93,7 @@ static void proc_entry(void *arg)
     kpn_proc *self = arg;
 
     if (KPNI_MT(self->runner))
-        kpni_unlock(self->net); /* held across the switch that started us */
+        kpni_unlock(self->runner); /* held across the switch that started us */
     self->fn(self->arg);
     kpni_sched_exit(self);
 }

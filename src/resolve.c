@@ -86,7 +86,7 @@ static int on_cycle(kpn_proc *self)
         return 0;
     }
     /* 'self' does not block after all: undo what blocking did */
-    kpni_proc_waits_for(self)->nwaiters--;
+    KPNI_NWAITERS_ADD(self->runner, kpni_proc_waits_for(self), -1);
     KPNI_STORE(&self->state, KPN_PROC_RUNNING);
     KPNI_STORE(&self->wait, (kpn_chan *)NULL);
     self->watched = 1;

@@ -19,15 +19,33 @@ static void cpu_relax(void)
 #endif
 }
 
+/*
+ * Locks.  Under work stealing one lock, the net's, guards every run
+ * queue and every process's state: a process may run anywhere.  Under
+ * KPN_POLICY_STATIC a process runs only on its home runner, so each
+ * runner has a lock of its own, guarding its queue and the states of the
+ * processes homed on it: a block, a wake and a switch on one runner take
+ * only that runner's lock, a line no other runner writes unless a
+ * channel crosses.  What must see the whole net at one instant (the
+ * resolver's walks, an exit's wakes, input, the decision that the net is
+ * at rest) takes every runner's lock, in index order.  Under work
+ * stealing "every runner's lock" is the net's lock again, so the calls
+ * below are the same single lock there.
+ */
+static int *lock_word(kpni_runner *r)
+{
+    return r->net->cfg.policy == KPN_POLICY_STATIC ? &r->lock : &r->net->lock;
+}
+
 /* A test-and-test-and-set lock that yields the CPU when it spins long:
  * held for a few hundred instructions at most (a block, a wake, a
  * switch), so sleeping in the kernel would cost more than it saves. */
-void kpni_lock(kpn_net *net)
+static void spin_lock(int *word)
 {
     int spins = 0;
 
-    while (__atomic_exchange_n(&net->lock, 1, __ATOMIC_ACQUIRE) != 0) {
-        while (__atomic_load_n(&net->lock, __ATOMIC_RELAXED) != 0) {
+    while (__atomic_exchange_n(word, 1, __ATOMIC_ACQUIRE) != 0) {
+        while (__atomic_load_n(word, __ATOMIC_RELAXED) != 0) {
             if (++spins < 100) {
                 cpu_relax();
             } else {
@@ -38,9 +56,99 @@ void kpni_lock(kpn_net *net)
     }
 }
 
-void kpni_unlock(kpn_net *net)
+static void spin_unlock(int *word)
 {
-    __atomic_store_n(&net->lock, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(word, 0, __ATOMIC_RELEASE);
+}
+
+/* The lock of runner 'r': its queue and the processes on it. */
+void kpni_lock(kpni_runner *r)
+{
+    spin_lock(lock_word(r));
+}
+
+void kpni_unlock(kpni_runner *r)
+{
+    spin_unlock(lock_word(r));
+}
+
+static int per_runner(const kpn_net *net)
+{
+    return net->cfg.policy == KPN_POLICY_STATIC;
+}
+
+/* Every runner's lock, holding none. */
+void kpni_lock_all(kpni_runner *r)
+{
+    kpn_net *net = r->net;
+    unsigned i;
+
+    if (!per_runner(net)) {
+        spin_lock(&net->lock);
+        return;
+    }
+    for (i = 0; i < net->nrunners; ++i)
+        spin_lock(&net->runners[i].lock);
+}
+
+/* Holding r's lock: every runner's.  r's is let go first, so that all
+ * are taken in index order and two runners doing this cannot deadlock;
+ * the caller looks again at whatever may have changed meanwhile. */
+void kpni_lock_up(kpni_runner *r)
+{
+    if (!per_runner(r->net))
+        return;
+    spin_unlock(&r->lock);
+    kpni_lock_all(r);
+}
+
+/* Holding r's lock: every runner's if none is held elsewhere now, else
+ * nothing more (and 0).  Never waits, so it needs no order. */
+int kpni_lock_up_try(kpni_runner *r)
+{
+    kpn_net *net = r->net;
+    unsigned i, j;
+
+    if (!per_runner(net))
+        return 1;
+    for (i = 0; i < net->nrunners; ++i) {
+        if (i == r->index)
+            continue;
+        if (__atomic_exchange_n(&net->runners[i].lock, 1, __ATOMIC_ACQUIRE) != 0) {
+            for (j = 0; j < i; ++j)
+                if (j != r->index)
+                    spin_unlock(&net->runners[j].lock);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Holding every runner's lock: keep r's only. */
+void kpni_lock_down(kpni_runner *r)
+{
+    kpn_net *net = r->net;
+    unsigned i;
+
+    if (!per_runner(net))
+        return;
+    for (i = 0; i < net->nrunners; ++i)
+        if (i != r->index)
+            spin_unlock(&net->runners[i].lock);
+}
+
+/* Holding every runner's lock: none. */
+void kpni_unlock_all(kpni_runner *r)
+{
+    kpn_net *net = r->net;
+    unsigned i;
+
+    if (!per_runner(net)) {
+        spin_unlock(&net->lock);
+        return;
+    }
+    for (i = 0; i < net->nrunners; ++i)
+        spin_unlock(&net->runners[i].lock);
 }
 
 /* An idle runner first spins ('sleeping' KPNI_SPINNING), then commits to
@@ -48,8 +156,13 @@ void kpni_unlock(kpn_net *net)
  * store it sees; only one that committed costs a post, a system call. */
 static void wake_runner(kpn_net *net, kpni_runner *r)
 {
-    net->idle--;
-    if (__atomic_exchange_n(&r->sleeping, KPNI_AWAKE, __ATOMIC_ACQ_REL) == KPNI_ASLEEP)
+    int was = __atomic_exchange_n(&r->sleeping, KPNI_AWAKE, __ATOMIC_ACQ_REL);
+
+    /* two wakers may race here (under different runners' locks): the
+     * one that saw it idle counts it awake */
+    if (was != KPNI_AWAKE)
+        __atomic_fetch_sub(&net->idle, 1u, __ATOMIC_RELAXED);
+    if (was == KPNI_ASLEEP)
         kpn_port_sem_post(r->sem);
 }
 
@@ -62,7 +175,7 @@ void kpni_runners_wake_all(kpn_net *net)
             wake_runner(net, &net->runners[i]);
 }
 
-/* Under the lock: a woken process joins the front of its target's queue
+/* Under the target's lock: a woken process joins the front of its target's queue
  * (it ran last, so its stack is warm: Vrba's thesis, 4.2.2.4), and an
  * idle runner that can take it is woken.  Under KPN_POLICY_STATIC it
  * joins the back instead, the order one runner keeps, so that a stage
@@ -85,7 +198,7 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
         kpni_queue_push_front(t, p);
     if (KPNI_LOAD(&t->sleeping) != KPNI_AWAKE) {
         wake_runner(net, t);
-    } else if (net->cfg.policy == KPN_POLICY_WS && net->idle > 0) {
+    } else if (net->cfg.policy == KPN_POLICY_WS && KPNI_LOAD(&net->idle) > 0) {
         for (i = 0; i < net->nrunners; ++i)
             if (KPNI_LOAD(&net->runners[i].sleeping) != KPNI_AWAKE) {
                 wake_runner(net, &net->runners[i]);
@@ -121,19 +234,25 @@ kpn_proc *kpni_runners_steal(kpni_runner *r)
     return NULL;
 }
 
-/* Nothing is ready here.  If another runner is busy, spin, then sleep
- * until woken, and return 1 (the caller looks again); if every other
- * runner is idle too, return 0: the net is at rest.  Lock held. */
+/* Nothing is ready here (r's lock held).  If another runner is busy,
+ * spin, then sleep until woken, and return 1 with r's lock held again
+ * (the caller looks again); if every other runner is idle too, return 0
+ * holding every runner's lock: the net is at rest. */
 int kpni_runners_idle(kpni_runner *r)
 {
     kpn_net *net = r->net;
     int spin, spinning = KPNI_SPINNING;
 
-    if (net->idle + 1 >= net->nrunners)
+    kpni_lock_up(r);
+    if (r->head != NULL) { /* a wake came while r's lock was let go */
+        kpni_lock_down(r);
+        return 1;
+    }
+    if (KPNI_LOAD(&net->idle) + 1 >= net->nrunners)
         return 0;
     KPNI_STORE(&r->sleeping, KPNI_SPINNING);
-    net->idle++;
-    kpni_unlock(net);
+    __atomic_fetch_add(&net->idle, 1u, __ATOMIC_RELAXED);
+    kpni_unlock_all(r);
     for (spin = 1; spin <= KPNI_IDLE_SPINS && KPNI_LOAD(&r->sleeping); ++spin) {
         cpu_relax();
         if (spin % 128 == 0)
@@ -144,23 +263,24 @@ int kpni_runners_idle(kpni_runner *r)
         r->sleeps++;
         kpn_port_sem_wait(r->sem);
     }
-    kpni_lock(net);
+    kpni_lock(r);
     return 1;
 }
 
 int kpni_runners_done(const kpni_runner *r)
 {
-    return r->mt && r->net->done;
+    return r->mt && KPNI_LOAD(&r->net->done);
 }
 
-/* A runner's loop is over: so is the run, for every runner. */
+/* A runner's loop is over (r's lock held): so is the run, for every
+ * runner. */
 void kpni_runners_finish(kpni_runner *r)
 {
     kpn_net *net = r->net;
 
-    net->done = 1;
+    KPNI_STORE(&net->done, 1);
     kpni_runners_wake_all(net);
-    kpni_unlock(net);
+    kpni_unlock(r);
 }
 
 static void runner_thread(void *arg)
@@ -181,8 +301,8 @@ kpn_status kpni_runners_run(kpn_net *net)
     for (c = net->chans; c != NULL; c = c->next)
         c->cross = net->cfg.policy != KPN_POLICY_STATIC || c->input ||
                    c->writer->home != c->reader->home;
-    net->done = 0;
-    net->idle = 0;
+    KPNI_STORE(&net->done, 0);
+    KPNI_STORE(&net->idle, 0u);
     for (i = 0; i < net->nrunners; ++i)
         KPNI_STORE(&net->runners[i].sleeping, KPNI_AWAKE);
     for (started = 1; started < net->nrunners; ++started) {
@@ -191,10 +311,8 @@ kpn_status kpni_runners_run(kpn_net *net)
             break;
     }
     if (started < net->nrunners) {
-        kpni_lock(net);
-        net->done = 1;
+        KPNI_STORE(&net->done, 1);
         kpni_runners_wake_all(net);
-        kpni_unlock(net);
     } else {
         kpni_sched_loop(&net->runners[0]);
     }

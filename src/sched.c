@@ -94,7 +94,7 @@ int kpni_input_awaited(const kpn_net *net)
  * returns to its host as its current process parks. */
 void kpni_sched_halt(kpn_net *net, kpn_status why)
 {
-    net->halt = why;
+    KPNI_STORE(&net->halt, why);
     if (net->nrunners > 1)
         kpni_runners_wake_all(net);
 }
@@ -107,9 +107,9 @@ void kpni_sched_halt(kpn_net *net, kpn_status why)
  * is left.  The guard check rides along: a process that overran its stack
  * is stopped here, before anything else trusts that memory.
  *
- * With several runners the net's lock is held on entry and travels with
- * the switch: the context that resumes releases it, so no other runner
- * can resume this process before its registers are saved.
+ * With several runners the runner's lock (runners.c) is held on entry and
+ * travels with the switch: the context that resumes releases it, so no
+ * other runner can resume this process before its registers are saved.
  */
 static KPNI_NOINLINE void park(kpn_proc *self)
 {
@@ -135,9 +135,13 @@ static KPNI_NOINLINE void park(kpn_proc *self)
     /* An interrupt or another thread offered input (input.c): make its
      * readers ready now, so that a busy net takes input too.  One load
      * of a word beside 'halt' when there is none. */
-    if (KPNI_UNLIKELY(KPNI_LOAD(&r->net->input_signal) != 0))
+    if (KPNI_UNLIKELY(KPNI_LOAD(&r->net->input_signal) != 0) && kpni_lock_up_try(r)) {
+        /* the readers may be homed anywhere: every runner's lock, if no
+         * other runner holds one now (else the next switch delivers) */
         (void)kpni_input_deliver(r);
-    next = KPNI_LIKELY(r->net->halt == KPN_OK) ? kpni_queue_pop_front(r) : NULL;
+        kpni_lock_down(r);
+    }
+    next = KPNI_LIKELY(KPNI_LOAD(&r->net->halt) == KPN_OK) ? kpni_queue_pop_front(r) : NULL;
     if (next != NULL) {
         dispatch(r, next);
         SWITCH(KPNI_CTX(r, self), KPNI_CTX(r, next), FIBER(next), FIBER(self));
@@ -146,7 +150,7 @@ static KPNI_NOINLINE void park(kpn_proc *self)
         SWITCH(KPNI_CTX(r, self), r->host, FIBER(r), FIBER(self));
     }
     if (mt)
-        kpni_unlock(self->net);
+        kpni_unlock(self->runner);
 }
 
 /* Block 'self' on channel 'on'.  With the resolver on, this is where a
@@ -157,46 +161,69 @@ static KPNI_NOINLINE void park(kpn_proc *self)
  * (resolve.c says why); otherwise it costs an increment and two tests.
  * If the resolver grows self's own channel, 'self' does not block.
  *
- * With several runners the other end may be filling or draining the
- * channel at this very moment.  Publishing the blocked state before
- * looking at the channel again, while the other end publishes its
- * counter before looking at this state, means one of the two sees the
- * other: the message is not missed, or the wake is not. */
+ * With several runners the other end of a channel that crosses may be
+ * filling or draining it at this very moment.  Publishing the blocked
+ * state before looking at the channel again, while the other end
+ * publishes its counter before looking at this state, means one of the
+ * two sees the other: the message is not missed, or the wake is not.
+ * The resolver's walk needs every runner's lock; taking them lets go of
+ * this runner's for a moment, in which the other end may wake 'self'
+ * (it is marked blocked): then it takes itself back off the queue and
+ * goes on. */
 void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
 {
     kpni_runner *r = self->runner;
 
     if (KPNI_MT(r))
-        kpni_lock(self->net);
+        kpni_lock(r);
     KPNI_STORE(&self->wait, on);
     KPNI_STORE(&self->state, why);
-    if (KPNI_MT(r)) {
+    if (KPNI_MT(r) && KPNI_CROSS(on)) {
         KPNI_FENCE();
         if (!kpni_chan_must_block(on, why)) {
             KPNI_STORE(&self->state, KPN_PROC_RUNNING);
             KPNI_STORE(&self->wait, (kpn_chan *)NULL);
-            kpni_unlock(self->net);
+            kpni_unlock(r);
             return;
         }
     }
     if (r->resolve) {
-        kpni_proc_waits_for(self)->nwaiters++;
-        if ((why == KPN_PROC_BLOCKED_WRITE || (self->watched && self->nwaiters != 0)) &&
-            kpni_resolve_block(self)) {
+        KPNI_NWAITERS_ADD(r, kpni_proc_waits_for(self), 1);
+        if (why == KPN_PROC_BLOCKED_WRITE ||
+            (self->watched && KPNI_LOAD(&self->nwaiters) != 0)) {
+            if (KPNI_MT(r)) {
+                kpni_lock_up(r);
+                if (KPNI_LOAD(&self->state) != why) { /* woken meanwhile */
+                    kpni_queue_unlink(r, self);
+                    KPNI_STORE(&self->state, KPN_PROC_RUNNING);
+                    kpni_unlock_all(r);
+                    return;
+                }
+            }
+            if (kpni_resolve_block(self)) {
+                if (KPNI_MT(r))
+                    kpni_unlock_all(r);
+                return;
+            }
             if (KPNI_MT(r))
-                kpni_unlock(self->net);
-            return;
+                kpni_lock_down(r);
         }
     }
     park(self);
 }
 
+/* An exit wakes the other ends of its channels, on any runner: every
+ * runner's lock. */
 void kpni_sched_exit(kpn_proc *self)
 {
-    if (KPNI_MT(self->runner))
-        kpni_lock(self->net);
+    kpni_runner *r = self->runner;
+
+    if (KPNI_MT(r))
+        kpni_lock_all(r);
     KPNI_STORE(&self->state, KPN_PROC_EXITED);
     kpni_proc_finish(self);
+    if (KPNI_MT(r))
+        kpni_lock_down(r);
     park(self);
     KPN_ASSERT(0); /* an exited process is never resumed */
 }
@@ -218,9 +245,9 @@ void kpni_sched_loop(kpni_runner *r)
     r->fiber = __tsan_get_current_fiber();
 #endif
     if (KPNI_MT(r))
-        kpni_lock(net);
+        kpni_lock(r);
     for (;;) {
-        if (net->halt != KPN_OK || kpni_runners_done(r))
+        if (KPNI_LOAD(&net->halt) != KPN_OK || kpni_runners_done(r))
             break;
         p = kpni_queue_pop_front(r);
         if (p == NULL && KPNI_MT(r))
@@ -233,29 +260,30 @@ void kpni_sched_loop(kpni_runner *r)
         /* others are busy: wait until one hands this runner work */
         if (KPNI_MT(r) && kpni_runners_idle(r))
             continue;
-        /* Nothing is ready and nothing runs anywhere: the net is at rest.
-         * Input that came meanwhile goes first, then the resolver. */
-        if (net->ninputs != 0 && kpni_input_deliver(r))
+        /* Nothing is ready and nothing runs anywhere: the net is at rest,
+         * and every runner's lock is held.  Input that came meanwhile
+         * goes first, then the resolver. */
+        if ((net->ninputs != 0 && kpni_input_deliver(r)) ||
+            (r->resolve && (quiet = kpni_resolve_quiet(net)) == KPN_OK)) {
+            kpni_lock_down(r); /* a reader or a writer was released */
             continue;
-        if (r->resolve) {
-            quiet = kpni_resolve_quiet(net);
-            if (quiet == KPN_OK)
-                continue; /* a writer was released */
-            if (quiet == KPN_ERESERVE) {
-                kpni_sched_halt(net, KPN_ERESERVE);
-                break;
-            }
+        }
+        if (r->resolve && quiet == KPN_ERESERVE) {
+            kpni_sched_halt(net, KPN_ERESERVE);
+            kpni_lock_down(r);
+            break;
         }
         /* A process waits on an open input: only an offer or a close from
          * outside can move the net now, so sleep until one comes. */
         if (net->ninputs != 0 && kpni_input_awaited(net)) {
             if (KPNI_MT(r))
-                kpni_unlock(net);
+                kpni_unlock_all(r);
             kpn_port_idle_wait(net->input_idle);
             if (KPNI_MT(r))
-                kpni_lock(net);
+                kpni_lock(r);
             continue;
         }
+        kpni_lock_down(r);
         break;
     }
     KPNI_STORE(&r->current, (kpn_proc *)NULL);
