@@ -385,6 +385,7 @@ struct kpn_net {
     kpn_proc *procs, *procs_tail;  /* spawn order, through kpn_proc.next */
     kpn_chan *chans;               /* through kpn_chan.next */
     size_t nprocs, nchans;
+    size_t nexited;                /* processes that have returned */
     kpn_proc *fault;               /* overflowed stack, for kpn_net_fault */
     /* the resolver */
     kpni_pool pool;

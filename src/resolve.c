@@ -182,6 +182,8 @@ kpn_status kpni_resolve_quiet(kpn_net *net)
 {
     kpn_proc *p, *writer = NULL;
 
+    if (net->nexited == net->nprocs)
+        return KPN_EDEADLOCK; /* the usual end: every process returned */
     record_cycles(net);
     for (p = net->procs; p != NULL; p = p->next)
         if (p->state == KPN_PROC_BLOCKED_WRITE &&
