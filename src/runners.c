@@ -244,14 +244,19 @@ int kpni_runners_idle(kpni_runner *r)
     int spin, spinning = KPNI_SPINNING;
 
     kpni_lock_up(r);
-    if (r->head != NULL) { /* a wake came while r's lock was let go */
+    /* a wake came while r's lock was let go, or the run is over: the
+     * loop looks again (the end is decided under every lock, so a
+     * runner that registers below is woken by it) */
+    if (r->head != NULL || KPNI_LOAD(&net->done) || KPNI_LOAD(&net->halt) != KPN_OK) {
         kpni_lock_down(r);
         return 1;
     }
     if (KPNI_LOAD(&net->idle) + 1 >= net->nrunners)
         return 0;
-    KPNI_STORE(&r->sleeping, KPNI_SPINNING);
+    /* counted before it says so: a waker that sees it idle (a halt's
+     * takes no lock) then always finds it counted */
     __atomic_fetch_add(&net->idle, 1u, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->sleeping, KPNI_SPINNING, __ATOMIC_RELEASE);
     kpni_unlock_all(r);
     for (spin = 1; spin <= KPNI_IDLE_SPINS && KPNI_LOAD(&r->sleeping); ++spin) {
         cpu_relax();
@@ -273,14 +278,16 @@ int kpni_runners_done(const kpni_runner *r)
 }
 
 /* A runner's loop is over (r's lock held): so is the run, for every
- * runner. */
+ * runner.  Under every lock, so that a runner going idle either sees
+ * 'done' or has said it is idle before the wake below looks. */
 void kpni_runners_finish(kpni_runner *r)
 {
     kpn_net *net = r->net;
 
+    kpni_lock_up(r);
     KPNI_STORE(&net->done, 1);
     kpni_runners_wake_all(net);
-    kpni_unlock(r);
+    kpni_unlock_all(r);
 }
 
 static void runner_thread(void *arg)
@@ -311,8 +318,10 @@ kpn_status kpni_runners_run(kpn_net *net)
             break;
     }
     if (started < net->nrunners) {
+        kpni_lock_all(&net->runners[0]);
         KPNI_STORE(&net->done, 1);
         kpni_runners_wake_all(net);
+        kpni_unlock_all(&net->runners[0]);
     } else {
         kpni_sched_loop(&net->runners[0]);
     }
