@@ -197,7 +197,7 @@ void *__tsan_create_fiber(unsigned flags);
 void __tsan_switch_to_fiber(void *fiber, unsigned flags);
 #endif
 
-/* Fields that another runner may read without the net's lock are loaded
+/* Fields that another runner may read without holding their lock are loaded
  * and stored whole (relaxed atomics: plain moves on every target); the
  * channel counters publish messages with acquire/release.  With one
  * runner, or without threads, these compile to plain accesses. */
@@ -306,12 +306,13 @@ void kpni_pool_free(kpni_pool *pool, void *p);
  * from the back); the running one is 'current'; 'host' is the context of
  * the runner's own thread, resumed when it has no process to run.
  *
- * With several runners ('mt'), every change to a process's state, to a
- * run queue, or to the resolver's bookkeeping happens under the net's
- * lock (docs/runners.md).  The lock is held across a context switch and
- * released by the context that resumes, so no process can be resumed
- * before its registers are saved.  Counters are per runner, written only
- * by the runner's own thread. */
+ * With several runners ('mt'), every change to a process's state or to a
+ * run queue happens under the lock of the process's runner, and the
+ * resolver's walks under every runner's (runners.c, docs/runners.md;
+ * under work stealing these are all the net's one lock).  The lock is
+ * held across a context switch and released by the context that
+ * resumes, so no process can be resumed before its registers are saved.
+ * Counters are per runner, written only by the runner's own thread. */
 enum { KPNI_AWAKE, KPNI_SPINNING, KPNI_ASLEEP };
 
 /* How long an idle runner spins before it sleeps in the kernel: a wake
@@ -590,7 +591,7 @@ static inline int kpni_proc_blocked(const kpn_proc *p)
 
 /* The wait-for edge of a blocked process: the other end of the channel it
  * waits on, the only process that can release it (channels are 1:1).
- * Read under the net's lock with several runners. */
+ * Read under a runner's lock with several runners. */
 static inline kpn_proc *kpni_proc_waits_for(const kpn_proc *p)
 {
     return p->state == KPN_PROC_BLOCKED_READ ? p->wait->writer : p->wait->reader;
@@ -646,7 +647,7 @@ static inline kpn_status kpni_runners_run(kpn_net *net) { (void)net; return KPN_
 
 /* Run queues: deques through next_ready/prev_ready.  The owner works at
  * the front, thieves take from the back.  With several runners, only
- * under the net's lock.  With one, nothing takes from the back, so the
+ * under the runner's lock.  With one, nothing takes from the back, so the
  * hot path (kpni_sched_ready) leaves 'prev_ready' alone and it lives off
  * the struct's first line; nor is the head's 'prev_ready' ever read, so
  * popping leaves it too. */
@@ -724,7 +725,7 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
  * inherits the waker's watch (docs/resolver.md, the wake rule).
  *
  * One runner: the back of the queue, so processes run in the order they
- * became ready.  Several: kpni_sched_ready_mt, under the net's lock. */
+ * became ready.  Several: kpni_sched_ready_mt, under the lock of p's runner. */
 static inline void kpni_sched_ready(kpni_runner *waker, kpn_proc *p)
 {
 #if defined(__GNUC__) || defined(__clang__)

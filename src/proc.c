@@ -305,8 +305,8 @@ static size_t stack_peak(const kpn_proc *p)
 
 /* A process has returned: close what it writes, so readers see EOF after
  * draining; let go of what it reads, so writers blocked on it resume and
- * drop their message (kpn_send's discard rule).  With several runners the
- * net's lock is held: a blocker looks at 'closed' under it. */
+ * drop their message (kpn_send's discard rule).  With several runners
+ * every runner's lock is held: a blocker looks at 'closed' under its own. */
 void kpni_proc_finish(kpn_proc *p)
 {
     kpn_chan *c;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Several runners: the net's lock, stealing, idle runners, starting and ending a run. */
+/* Several runners: the locks, stealing, idle runners, starting and ending a run. */
 #include "kpn_int.h"
 
 /*

@@ -57,8 +57,8 @@ static int deliverable(const kpn_chan *c)
 }
 
 /* Make ready every reader blocked on an input that now has a message or
- * was closed; 'r' is the runner doing it (the net's lock is held with
- * several).  Returns whether any was made ready. */
+ * was closed; 'r' is the runner doing it (with several, every runner's
+ * lock is held).  Returns whether any was made ready. */
 int kpni_input_deliver(kpni_runner *r)
 {
     kpn_net *net = r->net;
