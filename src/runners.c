@@ -32,9 +32,14 @@ static void cpu_relax(void)
  * stealing "every runner's lock" is the net's lock again, so the calls
  * below are the same single lock there.
  */
+static int per_runner(const kpn_net *net)
+{
+    return net->cfg.policy == KPN_POLICY_STATIC;
+}
+
 static int *lock_word(kpni_runner *r)
 {
-    return r->net->cfg.policy == KPN_POLICY_STATIC ? &r->lock : &r->net->lock;
+    return per_runner(r->net) ? &r->lock : &r->net->lock;
 }
 
 /* A test-and-test-and-set lock that yields the CPU when it spins long:
@@ -70,11 +75,6 @@ void kpni_lock(kpni_runner *r)
 void kpni_unlock(kpni_runner *r)
 {
     spin_unlock(lock_word(r));
-}
-
-static int per_runner(const kpn_net *net)
-{
-    return net->cfg.policy == KPN_POLICY_STATIC;
 }
 
 /* Every runner's lock, holding none. */

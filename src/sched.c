@@ -263,12 +263,16 @@ void kpni_sched_loop(kpni_runner *r)
         /* Nothing is ready and nothing runs anywhere: the net is at rest,
          * and every runner's lock is held.  Input that came meanwhile
          * goes first, then the resolver. */
-        if ((net->ninputs != 0 && kpni_input_deliver(r)) ||
-            (r->resolve && (quiet = kpni_resolve_quiet(net)) == KPN_OK)) {
-            kpni_lock_down(r); /* a reader or a writer was released */
+        if (net->ninputs != 0 && kpni_input_deliver(r)) {
+            kpni_lock_down(r); /* a reader was released */
             continue;
         }
-        if (r->resolve && quiet == KPN_ERESERVE) {
+        quiet = r->resolve ? kpni_resolve_quiet(net) : KPN_EDEADLOCK;
+        if (quiet == KPN_OK) {
+            kpni_lock_down(r); /* a writer was released */
+            continue;
+        }
+        if (quiet == KPN_ERESERVE) {
             kpni_sched_halt(net, KPN_ERESERVE);
             kpni_lock_down(r);
             break;
