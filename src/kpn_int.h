@@ -547,7 +547,8 @@ struct kpn_chan {
 #endif
 };
 
-/* Whether a ring of 'bytes' goes inside the struct instead of after it. */
+/* Whether a ring of 'bytes' is kept inside the struct (the bytes after it
+ * are carved all the same: kpn_size_chan says why). */
 #if KPNI_CHAN_LINES
 #define KPNI_RING_INLINE(bytes) ((bytes) <= sizeof(((kpn_chan *)0)->wring))
 #else
