@@ -13,7 +13,7 @@ KPNI_TAG_READ int kpni_chan_valid(const kpn_chan *c)
     return c != NULL && c->magic == KPNI_CHAN_MAGIC;
 #else
     return c != NULL && c->magic == KPNI_CHAN_MAGIC &&
-           c->seal == kpni_seal(c, c->net, c->serial) && kpni_net_valid(c->net) &&
+           c->seal == kpni_seal(c, c->net) && kpni_net_valid(c->net) &&
            c->serial == c->net->serial && kpni_in_arena(c->net, c, sizeof *c);
 #endif
 }
@@ -43,6 +43,7 @@ static size_t ring_size(size_t msg_size, size_t cap)
 #if KPNI_CHAN_LINES
 #define LINE_SLACK (KPNI_LINE - KPNI_ALIGN)
 typedef char kpni_chan_lines_check[(offsetof(kpn_chan, wpos) == KPNI_LINE &&
+                                    offsetof(kpn_chan, serial) == 4 && /* kpni_chan_ok */
                                     offsetof(kpn_chan, rpos) == 2 * KPNI_LINE) ? 1 : -1];
 #else
 #define LINE_SLACK 0u
@@ -85,7 +86,7 @@ kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
 #if !KPN_COMPACT
     c->serial = net->serial;
     c->net = net;
-    c->seal = kpni_seal(c, net, net->serial);
+    c->seal = kpni_seal(c, net);
 #endif
     c->writer = writer;
     c->reader = reader;
@@ -153,17 +154,16 @@ static void copy_msg(void *dst, const void *src, size_t n)
  * on another runner while 'p' runs elsewhere.) */
 static KPNI_INLINE int is_running(const kpn_proc *p)
 {
-#if defined(__GNUC__) || defined(__clang__)
-    /* not a local's address: taking one would stop the slow paths'
-     * tail calls */
-    const unsigned char *frame = (const unsigned char *)__builtin_frame_address(0);
+#ifdef KPNI_HERE
+    uintptr_t frame = KPNI_HERE();
 #else
     unsigned char here;
-    const unsigned char *frame = &here;
+    uintptr_t frame = (uintptr_t)&here;
 #endif
+
     /* the stack ends where the context below the struct begins; '&', not
      * '&&': two compares and no branch between them */
-    return ((uintptr_t)frame >= (uintptr_t)p->stack_lo) & ((uintptr_t)frame < (uintptr_t)p);
+    return (frame >= (uintptr_t)p->stack_lo) & (frame < (uintptr_t)p);
 }
 
 /* Would a process blocking on 'c' for 'why' really have to wait?  Asked
@@ -218,7 +218,7 @@ static KPNI_INLINE kpn_status release(kpn_proc *self, kpn_proc *other, kpn_chan 
         return KPN_OK;
     if (KPNI_MT(self->runner))
         return wake_mt(self, other, c, why);
-    kpni_sched_ready(self->runner, other);
+    kpni_sched_ready_by(self->runner, other, self);
     return KPN_OK;
 }
 
@@ -259,6 +259,15 @@ static KPNI_INLINE kpn_status received_one(kpn_chan *c, kpn_proc *self, size_t r
     return release(self, c->writer, c, KPN_PROC_BLOCKED_WRITE);
 }
 
+/* Wait until 'c' changes (kpni_sched_block, which returns holding the
+ * lock of self's runner where there are several). */
+static KPNI_INLINE void wait_on(kpn_proc *self, kpn_proc_state why, kpn_chan *c)
+{
+    kpni_sched_block(self, why, c);
+    if (KPNI_MT(self->runner))
+        kpni_unlock(self->runner);
+}
+
 /* A whole send, on a channel already checked: the fast path's fallback. */
 static KPNI_INLINE kpn_status send_whole(kpn_chan *c, const void *msg)
 {
@@ -272,7 +281,7 @@ static KPNI_INLINE kpn_status send_whole(kpn_chan *c, const void *msg)
     if (KPNI_UNLIKELY(KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED))
         goto drop;
     while (sent - LOOK_RECEIVED(c) >= c->cap) {
-        kpni_sched_block(self, KPN_PROC_BLOCKED_WRITE, c);
+        wait_on(self, KPN_PROC_BLOCKED_WRITE, c);
         if (KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED)
             goto drop;
     }
@@ -283,13 +292,14 @@ drop:
     return KPN_OK;
 }
 
-/* A whole receive, on a channel already checked. */
-static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg)
+/* A whole receive, on a channel already checked ('running': and its
+ * caller found to be the reader). */
+static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg, int running)
 {
     kpn_proc *self = c->reader;
     size_t received = c->received;
 
-    if (KPNI_UNLIKELY(!is_running(self)))
+    if (!running && KPNI_UNLIKELY(!is_running(self)))
         return KPN_EPERM;
     while (LOOK_SENT(c) == received) {
         /* The writer may send its last message and close between the
@@ -301,7 +311,7 @@ static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg)
                 break;
             return KPN_EOF;
         }
-        kpni_sched_block(self, KPN_PROC_BLOCKED_READ, c);
+        wait_on(self, KPN_PROC_BLOCKED_READ, c);
     }
     copy_msg(msg, c->ring + c->rpos, c->msg_size);
     return received_one(c, self, received);
@@ -317,26 +327,50 @@ static KPNI_NOINLINE kpn_status put_slow(kpn_chan *c, const void *msg)
 
 static KPNI_NOINLINE kpn_status get_slow(kpn_chan *c, void *msg)
 {
-    return recv_whole(c, msg);
+    return recv_whole(c, msg, 0);
 }
 
-/* The common case of a send: room in the ring, the caller the writer. */
+/* An empty ring, the caller the reader: where a receive blocks. */
+static KPNI_NOINLINE kpn_status get_wait(kpn_chan *c, void *msg)
+{
+    return recv_whole(c, msg, 1);
+}
+
+/* The common case of a send: room in the ring, the caller the writer.
+ * The reader's state is loaded once, for both the exit check and the
+ * release: where the two ends share a runner nothing can block the
+ * reader on 'c' in between, and a reader blocked elsewhere is woken only
+ * if it now waits on 'c'; a crossing channel looks again after its fence. */
 static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
 {
-    kpn_proc *self = c->writer;
+    kpn_proc *self = c->writer, *reader = c->reader;
     size_t sent = c->sent;
+    unsigned state;
 
     if (KPN_COMPACT) /* small memories: one copy of the send, not two */
         return put_slow(c, msg);
+    state = KPNI_LOAD(&reader->state);
     /* a copy that says full is looked at again here: in a small ring the
      * reader has usually taken the message since the copy was made */
     if (KPNI_UNLIKELY(!is_running(self) || c->closed ||
                       (sent - SEEN_RECEIVED(c) >= c->cap && sent - LOOK_RECEIVED(c) >= c->cap) ||
-                      KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED))
+                      state == KPN_PROC_EXITED))
         return put_slow(c, msg);
     if (!copy_small(c->ring + c->wpos, msg, c->msg_size))
         return put_slow(c, msg);
-    return sent_one(c, self, sent);
+    c->wpos += c->msg_size;
+    if (c->wpos == KPNI_WRING_BYTES(c))
+        c->wpos = 0;
+    KPNI_STORE_REL(&c->sent, sent + 1);
+    self->runner->messages++;
+    if (KPNI_UNLIKELY(KPNI_CROSS(c)))
+        return release_cross(self, reader, c, KPN_PROC_BLOCKED_READ);
+    if (state != KPN_PROC_BLOCKED_READ || KPNI_LOAD(&reader->wait) != c)
+        return KPN_OK;
+    if (KPNI_MT(self->runner))
+        return wake_mt(self, reader, c, KPN_PROC_BLOCKED_READ);
+    kpni_sched_ready_by(self->runner, reader, self);
+    return KPN_OK;
 }
 
 /* The common case of a receive: a message waiting, the caller the reader. */
@@ -347,9 +381,10 @@ static KPNI_INLINE kpn_status get_fast(kpn_chan *c, void *msg)
 
     if (KPN_COMPACT)
         return get_slow(c, msg);
-    if (KPNI_UNLIKELY(!is_running(self) ||
-                      (SEEN_SENT(c) == received && LOOK_SENT(c) == received)))
+    if (KPNI_UNLIKELY(!is_running(self)))
         return get_slow(c, msg);
+    if (SEEN_SENT(c) == received && LOOK_SENT(c) == received)
+        return get_wait(c, msg);
     if (!copy_small(msg, c->ring + c->rpos, c->msg_size))
         return get_slow(c, msg);
     return received_one(c, self, received);

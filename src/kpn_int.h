@@ -167,6 +167,28 @@
 #else
 #define KPNI_VG_ADDRESSABLE(p, n) ((void)0)
 #endif
+/* An address in the caller's current frame (GCC and Clang; chan.c has
+ * the fallback): the stack pointer itself where it can be read, since
+ * __builtin_frame_address makes every fast path set up a frame pointer
+ * and a local's address would stop the slow paths' tail calls. */
+#if defined(__GNUC__) || defined(__clang__)
+#define KPNI_SP_READ(insn) __extension__({ uintptr_t sp_; __asm__(insn : "=r"(sp_)); sp_; })
+#if defined(__x86_64__) || defined(__i386__)
+#define KPNI_HERE() KPNI_SP_READ("mov %%" KPNI_SP_NAME ", %0")
+#ifdef __x86_64__
+#define KPNI_SP_NAME "rsp"
+#else
+#define KPNI_SP_NAME "esp"
+#endif
+#elif defined(__arm__) || defined(__aarch64__)
+#define KPNI_HERE() KPNI_SP_READ("mov %0, sp")
+#elif defined(__riscv)
+#define KPNI_HERE() KPNI_SP_READ("mv %0, sp")
+#else
+#define KPNI_HERE() ((uintptr_t)__builtin_frame_address(0))
+#endif
+#endif
+
 /* Checking a stale handle reads its old tag, which may now lie in a live
  * process's stack, where AddressSanitizer poisons frame redzones: the
  * read is the check, so the checks are not instrumented. */
@@ -250,12 +272,13 @@ void __tsan_switch_to_fiber(void *fiber, unsigned flags);
  *
  * A stale record may also be overwritten in part (by a reserve block's
  * header, say) so that its tag survives and its 'net' does not: 'seal'
- * binds the record's address, 'net' and serial together, and 'net' is
- * followed only when the seal holds.
+ * binds the record's address and 'net' together (its distance from the
+ * net, one subtraction on the hot path), and 'net' is followed only when
+ * the seal holds.  The serial is compared with the net's after that.
  */
-static inline uintptr_t kpni_seal(const void *self, const void *net, uint32_t serial)
+static inline uintptr_t kpni_seal(const void *self, const void *net)
 {
-    return ((uintptr_t)self ^ ((uintptr_t)net << 1) ^ serial) * (uintptr_t)0x9e3779b97f4a7c15ull;
+    return (uintptr_t)self - (uintptr_t)net;
 }
 
 #define KPNI_ALIGN 16u  /* every carve; the stack ABI wants 16 */
@@ -366,6 +389,11 @@ struct kpn_net {
      * serial a handle's check compares, and what park looks at. */
     uint32_t magic;
     uint32_t serial;               /* see "Stale handles" above */
+#if !KPN_COMPACT
+    /* What a live channel's first 8 bytes hold: its tag and this serial
+     * (zero once released), so a send checks both with one compare. */
+    uint32_t chan_head[2];
+#endif
     /* Why the run must stop now (KPN_OK: it need not).  Set inside a
      * process; every process that parks then returns to the host. */
     kpn_status halt;
@@ -446,7 +474,7 @@ struct kpn_proc {
     uint32_t magic;
 #if !KPN_COMPACT
     uint32_t serial;           /* its net's (see "Stale handles") */
-    uintptr_t seal;            /* kpni_seal(this, net, serial) */
+    uintptr_t seal;            /* kpni_seal(this, net) */
 #endif
 #if KPN_THREADS
     unsigned home;             /* its runner under KPN_POLICY_STATIC */
@@ -501,7 +529,7 @@ struct kpn_chan {
     uint32_t magic;
     uint32_t serial;           /* its net's (see "Stale handles") */
     kpn_net *net;
-    uintptr_t seal;            /* kpni_seal(this, net, serial) */
+    uintptr_t seal;            /* kpni_seal(this, net) */
     kpn_proc *writer, *reader; /* an input's writer is net->outside */
     unsigned char *ring;
     size_t msg_size;
@@ -726,20 +754,24 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
  * inherits the waker's watch (docs/resolver.md, the wake rule).
  *
  * One runner: the back of the queue, so processes run in the order they
- * became ready.  Several: kpni_sched_ready_mt, under the lock of p's runner. */
-static inline void kpni_sched_ready(kpni_runner *waker, kpn_proc *p)
+ * became ready.  Several: kpni_sched_ready_mt, under the lock of p's runner.
+ * kpni_sched_ready_by is the same for a caller that knows whom 'p' waits
+ * for ('by', or NULL if 'p' is not blocked): the other end of a channel
+ * releasing it. */
+static inline void kpni_sched_ready_by(kpni_runner *waker, kpn_proc *p, kpn_proc *by)
 {
+    int mt = KPNI_MT(waker); /* once: the stores below may alias it */
+
 #if defined(__GNUC__) || defined(__clang__)
     __builtin_prefetch((const unsigned char *)KPNI_CTX(waker, p) - 64, 0, 3);
 #endif
-    if (waker->resolve && p->wait != NULL) {
-        kpn_proc *v = kpni_proc_waits_for(p);
-        KPNI_NWAITERS_ADD(waker, v, -1);
-        p->watched |= v->watched;
+    if (waker->resolve && by != NULL) {
+        KPNI_NWAITERS_ADD(waker, by, -1);
+        p->watched |= by->watched;
     }
     KPNI_STORE(&p->state, KPN_PROC_READY);
     KPNI_STORE(&p->wait, (kpn_chan *)NULL);
-    if (KPNI_MT(waker)) {
+    if (mt) {
         kpni_sched_ready_mt(waker, p);
         return;
     }
@@ -749,6 +781,11 @@ static inline void kpni_sched_ready(kpni_runner *waker, kpn_proc *p)
     else
         waker->head = p;
     waker->tail = p;
+}
+
+static inline void kpni_sched_ready(kpni_runner *waker, kpn_proc *p)
+{
+    kpni_sched_ready_by(waker, p, p->wait != NULL ? kpni_proc_waits_for(p) : NULL);
 }
 
 /* The cheap check made at every switch: the two guard words nearest the
@@ -773,9 +810,14 @@ static KPNI_TAG_READ inline int kpni_chan_ok(const kpn_chan *c)
 #if KPN_COMPACT
     return c != NULL && c->magic == KPNI_CHAN_MAGIC;
 #else
-    return c != NULL && c->magic == KPNI_CHAN_MAGIC &&
-           c->seal == kpni_seal(c, c->net, c->serial) &&
-           c->net->magic == KPNI_NET_MAGIC && c->net->serial == c->serial;
+    uint64_t head, live;
+
+    if (c == NULL || c->seal != kpni_seal(c, c->net))
+        return 0;
+    /* tag and serial at once: a released net's chan_head is zero */
+    kpni_memcpy(&head, c, sizeof head);
+    kpni_memcpy(&live, c->net->chan_head, sizeof live);
+    return head == live;
 #endif
 }
 

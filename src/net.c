@@ -251,6 +251,10 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
     kpni_memset(net, 0, sizeof *net);
     net->magic = KPNI_NET_MAGIC;
     net->serial = serial;
+#if !KPN_COMPACT
+    net->chan_head[0] = KPNI_CHAN_MAGIC;
+    net->chan_head[1] = serial;
+#endif
     net->state = KPNI_NET_IDLE;
     net->cfg = cfg;
     net->arena = arena;
@@ -274,5 +278,8 @@ kpn_status kpn_net_release(kpn_net *net)
         return KPN_ESTATE;
     kpni_proc_unguard_all(net);
     net->magic = KPNI_NET_RELEASED; /* the serial stays: see kpn_net_init */
+#if !KPN_COMPACT
+    net->chan_head[0] = 0;
+#endif
     return KPN_OK;
 }

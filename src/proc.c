@@ -159,7 +159,7 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
     p->magic = KPNI_PROC_MAGIC;
 #if !KPN_COMPACT
     p->serial = net->serial;
-    p->seal = kpni_seal(p, net, net->serial);
+    p->seal = kpni_seal(p, net);
 #endif
 #if KPN_GUARD_PAGES
     p->guard = guard;
@@ -221,7 +221,7 @@ KPNI_TAG_READ int kpni_proc_live(const kpn_net *net, const kpn_proc *p)
            (uintptr_t)p->stack_lo + p->stack_size + kpni_align_up(kpn_port_ctx_size()) ==
                (uintptr_t)p &&
 #if !KPN_COMPACT
-           p->seal == kpni_seal(p, p->net, p->serial) && kpni_net_valid(p->net) &&
+           p->seal == kpni_seal(p, p->net) && kpni_net_valid(p->net) &&
            (net == NULL || p->net == net) && p->serial == p->net->serial &&
 #else
            kpni_net_valid(p->net) && (net == NULL || p->net == net) &&

@@ -99,25 +99,28 @@ void kpni_sched_halt(kpn_net *net, kpn_status why)
         kpni_runners_wake_all(net);
 }
 
-/*
- * Every switch away from a process happens here, at one call site, so the
- * port's switch always returns to the same place and the branch predictor
- * learns it (measured: ~7 ns a hop better than scattered call sites).  The
- * next ready process is resumed directly; the host thread only when none
- * is left.  The guard check rides along: a process that overran its stack
- * is stopped here, before anything else trusts that memory.
- *
- * With several runners the runner's lock (runners.c) is held on entry and
- * travels with the switch: the context that resumes releases it, so no
- * other runner can resume this process before its registers are saved.
- */
-static KPNI_NOINLINE void park(kpn_proc *self)
+/* Resume the next ready process of 'r', or its host if none is left (or
+ * the run must stop).  Ends in the switch, a tail call: see park. */
+static KPNI_INLINE void park_switch(kpni_runner *r, kpn_proc *self)
+{
+    kpn_proc *next = KPNI_LIKELY(KPNI_LOAD(&r->net->halt) == KPN_OK) ? kpni_queue_pop_front(r)
+                                                                     : NULL;
+
+    if (next != NULL) {
+        dispatch(r, next);
+        SWITCH(KPNI_CTX(r, self), KPNI_CTX(r, next), FIBER(next), FIBER(self));
+    } else {
+        KPNI_STORE(&r->current, (kpn_proc *)NULL);
+        SWITCH(KPNI_CTX(r, self), r->host, FIBER(r), FIBER(self));
+    }
+}
+
+/* park's rare cases: an overrun guard, or input offered meanwhile. */
+static KPNI_NOINLINE void park_cold(kpn_proc *self)
 {
     kpni_runner *r = self->runner;
-    int mt = KPNI_MT(r); /* the same on every runner: read it before switching */
-    kpn_proc *next;
 
-    if (KPNI_UNLIKELY(!kpni_proc_guard_ok(self))) {
+    if (!kpni_proc_guard_ok(self)) {
         /* An overflow past the band may have reached the net's own
          * fields (the first stack lies just above them): then there is
          * no trustworthy way back, so stop here (fail-stop) rather than
@@ -133,24 +136,40 @@ static KPNI_NOINLINE void park(kpn_proc *self)
         KPN_ASSERT(0); /* a faulted process is never resumed */
     }
     /* An interrupt or another thread offered input (input.c): make its
-     * readers ready now, so that a busy net takes input too.  One load
-     * of a word beside 'halt' when there is none. */
-    if (KPNI_UNLIKELY(KPNI_LOAD(&r->net->input_signal) != 0) && kpni_lock_up_try(r)) {
-        /* the readers may be homed anywhere: every runner's lock, if no
-         * other runner holds one now (else the next switch delivers) */
+     * readers ready now, so that a busy net takes input too.  The readers
+     * may be homed anywhere: every runner's lock, if no other runner
+     * holds one now (else the next switch delivers). */
+    if (kpni_lock_up_try(r)) {
         (void)kpni_input_deliver(r);
         kpni_lock_down(r);
     }
-    next = KPNI_LIKELY(KPNI_LOAD(&r->net->halt) == KPN_OK) ? kpni_queue_pop_front(r) : NULL;
-    if (next != NULL) {
-        dispatch(r, next);
-        SWITCH(KPNI_CTX(r, self), KPNI_CTX(r, next), FIBER(next), FIBER(self));
-    } else {
-        KPNI_STORE(&r->current, (kpn_proc *)NULL);
-        SWITCH(KPNI_CTX(r, self), r->host, FIBER(r), FIBER(self));
+    park_switch(r, self);
+}
+
+/*
+ * Every switch away from a live process happens here, inlined into
+ * kpni_sched_block and ending it: the switch is a tail call, so the
+ * block's frame is gone before the port saves the registers, and the
+ * process resumes straight in the channel code that blocked.  What
+ * needs a call of its own (a fault, input) is in park_cold, so that the
+ * common case saves no register and sets up no frame before the port's
+ * switch does.  The guard check rides along: a process that overran its
+ * stack is stopped here, before anything else trusts that memory.  The
+ * input check is one load of a word beside 'halt' when there is none.
+ *
+ * With several runners the runner's lock (runners.c) is held on entry and
+ * travels with the switch: the context that resumes releases it, so no
+ * other runner can resume this process before its registers are saved.
+ */
+static KPNI_INLINE void park(kpn_proc *self)
+{
+    kpni_runner *r = self->runner;
+
+    if (KPNI_UNLIKELY(!kpni_proc_guard_ok(self) || KPNI_LOAD(&r->net->input_signal) != 0)) {
+        park_cold(self);
+        return;
     }
-    if (mt)
-        kpni_unlock(self->runner);
+    park_switch(r, self);
 }
 
 /* Block 'self' on channel 'on'.  With the resolver on, this is where a
@@ -169,21 +188,23 @@ static KPNI_NOINLINE void park(kpn_proc *self)
  * The resolver's walk needs every runner's lock; taking them lets go of
  * this runner's for a moment, in which the other end may wake 'self'
  * (it is marked blocked): then it takes itself back off the queue and
- * goes on. */
-void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
+ * goes on.  Whether it parked or not, it returns holding the lock of
+ * self's runner (the one that resumed it): the caller lets go of it, so
+ * that the switch can end the function. */
+static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
 {
     kpni_runner *r = self->runner;
+    int mt = KPNI_MT(r); /* read once: the stores below may alias it */
 
-    if (KPNI_MT(r))
+    if (mt)
         kpni_lock(r);
     KPNI_STORE(&self->wait, on);
     KPNI_STORE(&self->state, why);
-    if (KPNI_MT(r) && KPNI_CROSS(on)) {
+    if (mt && KPNI_CROSS(on)) {
         KPNI_FENCE();
         if (!kpni_chan_must_block(on, why)) {
             KPNI_STORE(&self->state, KPN_PROC_RUNNING);
             KPNI_STORE(&self->wait, (kpn_chan *)NULL);
-            kpni_unlock(r);
             return;
         }
     }
@@ -191,24 +212,42 @@ void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
         KPNI_NWAITERS_ADD(r, kpni_proc_waits_for(self), 1);
         if (why == KPN_PROC_BLOCKED_WRITE ||
             (self->watched && KPNI_LOAD(&self->nwaiters) != 0)) {
-            if (KPNI_MT(r)) {
+            if (mt) {
                 kpni_lock_up(r);
                 if (KPNI_LOAD(&self->state) != why) { /* woken meanwhile */
                     kpni_queue_unlink(r, self);
                     KPNI_STORE(&self->state, KPN_PROC_RUNNING);
-                    kpni_unlock_all(r);
+                    kpni_lock_down(r);
                     return;
                 }
             }
             if (kpni_resolve_block(self)) {
-                if (KPNI_MT(r))
-                    kpni_unlock_all(r);
+                if (mt)
+                    kpni_lock_down(r);
                 return;
             }
-            if (KPNI_MT(r))
+            if (mt)
                 kpni_lock_down(r);
         }
     }
+    park(self);
+}
+
+/* The common case, as block_any would do it: one runner, and a block that
+ * walks nothing (a read-block by a process no write-blocked chain ends
+ * at, or no resolver).  No call but the switch, so no frame. */
+void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
+{
+    kpni_runner *r = self->runner;
+
+    if (KPNI_MT(r) || (r->resolve && (why == KPN_PROC_BLOCKED_WRITE || self->watched))) {
+        block_any(self, why, on);
+        return;
+    }
+    KPNI_STORE(&self->wait, on);
+    KPNI_STORE(&self->state, why);
+    if (r->resolve) /* kpni_proc_waits_for(self): 'on''s writer */
+        on->writer->nwaiters++;
     park(self);
 }
 
