@@ -465,7 +465,7 @@ struct kpn_proc {
     unsigned char pinned;      /* kpn_proc_pin was called */
     uint32_t nwaiters;         /* blocked processes waiting on this one */
     kpn_chan *wait;            /* channel it is blocked on (wait-for edge) */
-    kpn_proc *next_ready;      /* run queue link */
+    kpn_proc *next_ready;      /* run queue link; see KPNI_PARKED_AT */
     uint64_t switches;
     kpni_runner *runner;       /* running it, or last ran it, or queued on */
     unsigned char *stack_lo;   /* lowest usable byte; guard band below */
@@ -735,6 +735,18 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
     return p;
 }
 
+/* Where a process that is on no queue parked (a blocked one, or one that
+ * has never run, whose start-up frame the port put at the stack top):
+ * its saved registers lie just below, so a waker prefetches those lines.
+ * The queue link is free while it is off every queue; any value is safe,
+ * a prefetch never faults. */
+#ifdef KPNI_HERE
+#define KPNI_MARK_PARKED(p) ((p)->next_ready = (kpn_proc *)(void *)KPNI_HERE())
+#else
+#define KPNI_MARK_PARKED(p) ((void)(p))
+#endif
+#define KPNI_PARKED_AT(p) ((const unsigned char *)(void *)(p)->next_ready)
+
 /* The port's context of process 'p', which kpn_spawn puts right below
  * the struct; 'r' is any runner of its net. */
 #define KPNI_CTX(r, p) ((kpn_port_ctx *)(void *)((unsigned char *)(p) - (r)->ctx_off))
@@ -763,7 +775,8 @@ static inline void kpni_sched_ready_by(kpni_runner *waker, kpn_proc *p, kpn_proc
     int mt = KPNI_MT(waker); /* once: the stores below may alias it */
 
 #if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch((const unsigned char *)KPNI_CTX(waker, p) - 64, 0, 3);
+    __builtin_prefetch(KPNI_PARKED_AT(p) - 64, 0, 3);
+    __builtin_prefetch(KPNI_PARKED_AT(p), 0, 3);
 #endif
     if (waker->resolve && by != NULL) {
         KPNI_NWAITERS_ADD(waker, by, -1);

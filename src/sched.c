@@ -165,6 +165,8 @@ static KPNI_INLINE void park(kpn_proc *self)
 {
     kpni_runner *r = self->runner;
 
+    KPNI_MARK_PARKED(self);
+
     if (KPNI_UNLIKELY(!kpni_proc_guard_ok(self) || KPNI_LOAD(&r->net->input_signal) != 0)) {
         park_cold(self);
         return;
