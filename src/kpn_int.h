@@ -745,7 +745,7 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
 #else
 #define KPNI_MARK_PARKED(p) ((void)(p))
 #endif
-#define KPNI_PARKED_AT(p) ((const unsigned char *)(void *)(p)->next_ready)
+#define KPNI_PARKED_AT(p) ((uintptr_t)(p)->next_ready) /* an integer: it may be NULL */
 
 /* The port's context of process 'p', which kpn_spawn puts right below
  * the struct; 'r' is any runner of its net. */
@@ -775,8 +775,8 @@ static inline void kpni_sched_ready_by(kpni_runner *waker, kpn_proc *p, kpn_proc
     int mt = KPNI_MT(waker); /* once: the stores below may alias it */
 
 #if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(KPNI_PARKED_AT(p) - 64, 0, 3);
-    __builtin_prefetch(KPNI_PARKED_AT(p), 0, 3);
+    __builtin_prefetch((const void *)(KPNI_PARKED_AT(p) - 64), 0, 3);
+    __builtin_prefetch((const void *)KPNI_PARKED_AT(p), 0, 3);
 #endif
     if (waker->resolve && by != NULL) {
         KPNI_NWAITERS_ADD(waker, by, -1);
