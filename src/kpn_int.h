@@ -801,11 +801,14 @@ static inline void kpni_sched_ready(kpni_runner *waker, kpn_proc *p)
     kpni_sched_ready_by(waker, p, p->wait != NULL ? kpni_proc_waits_for(p) : NULL);
 }
 
+/* A guard band word: every byte 0x5a (proc.c's GUARD_FILL). */
+#define KPNI_GUARD_WORD ((uintptr_t)0x5a5a5a5a5a5a5a5aull)
+
 /* The cheap check made at every switch: the two guard words nearest the
  * stack, the first an overflow growing down writes. */
 static inline int kpni_proc_guard_ok(const kpn_proc *p)
 {
-    const uintptr_t pattern = (uintptr_t)0x5a5a5a5a5a5a5a5aull;
+    const uintptr_t pattern = KPNI_GUARD_WORD;
     const uintptr_t *w = (const uintptr_t *)(const void *)p->stack_lo;
 
     /* after an overflow memcheck calls the band stack it has left */
