@@ -246,15 +246,20 @@ static KPNI_INLINE kpn_status release(kpn_proc *self, kpn_proc *other, kpn_chan 
 #define LOOK_SENT(c) KPNI_LOAD_ACQ(&(c)->sent)
 #endif
 
-/* A message is in the ring at wpos (rpos taken out): move past it,
- * publish the counter, release the other end.  Both paths end here. */
-static KPNI_INLINE kpn_status sent_one(kpn_chan *c, kpn_proc *self, size_t sent)
+/* A message is in the ring at wpos (rpos taken out): move past it and
+ * publish the counter; sent_one also releases the other end. */
+static KPNI_INLINE void publish_sent(kpn_chan *c, kpn_proc *self, size_t sent)
 {
     c->wpos += c->msg_size;
     if (c->wpos == KPNI_WRING_BYTES(c))
         c->wpos = 0;
     KPNI_STORE_REL(&c->sent, sent + 1);
     self->runner->messages++;
+}
+
+static KPNI_INLINE kpn_status sent_one(kpn_chan *c, kpn_proc *self, size_t sent)
+{
+    publish_sent(c, self, sent);
     return release(self, c->reader, c, KPN_PROC_BLOCKED_READ);
 }
 
@@ -270,17 +275,14 @@ static KPNI_INLINE kpn_status received_one(kpn_chan *c, kpn_proc *self, size_t r
 }
 
 /* Wait until 'c' changes (kpni_sched_block, which returns holding the
- * lock of the waiter's runner where there are several).  The waiter is
- * read again from 'c' after the wait, so that it need not live in a
- * register across it. */
-static KPNI_INLINE void wait_on(kpn_chan *c, kpn_proc_state why)
+ * lock of the waiter's runner where there are several).  The waiter,
+ * '*end' (c->writer or c->reader), is read again after the wait, so that
+ * it need not live in a register across it. */
+static KPNI_INLINE void wait_on(kpn_chan *c, kpn_proc *const *end, kpn_proc_state why)
 {
-    kpn_proc *self;
-
-    kpni_sched_block(why == KPN_PROC_BLOCKED_READ ? c->reader : c->writer, why, c);
-    self = why == KPN_PROC_BLOCKED_READ ? c->reader : c->writer;
-    if (KPNI_MT(self->runner))
-        kpni_unlock(self->runner);
+    kpni_sched_block(*end, why, c);
+    if (KPNI_MT((*end)->runner))
+        kpni_unlock((*end)->runner);
 }
 
 /* A whole send, on a channel already checked: the fast path's fallback. */
@@ -296,7 +298,7 @@ static KPNI_INLINE kpn_status send_whole(kpn_chan *c, const void *msg)
     if (KPNI_UNLIKELY(KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED))
         goto drop;
     while (sent - LOOK_RECEIVED(c) >= c->cap) {
-        wait_on(c, KPN_PROC_BLOCKED_WRITE);
+        wait_on(c, &c->writer, KPN_PROC_BLOCKED_WRITE);
         if (KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED)
             goto drop;
     }
@@ -307,12 +309,9 @@ drop:
     return KPN_OK;
 }
 
-/* A whole receive, on a channel already checked ('running': and its
- * caller found to be the reader). */
-static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg, int running)
+/* A whole receive, on a channel already checked and by its reader. */
+static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg)
 {
-    if (!running && KPNI_UNLIKELY(!is_running(c->reader)))
-        return KPN_EPERM;
     /* Only 'c' and 'msg' live across the wait, everything else is read
      * again: a frame that saves fewer registers is a stack line fewer
      * for every hop that blocks here. */
@@ -326,7 +325,7 @@ static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg, int running)
                 break;
             return KPN_EOF;
         }
-        wait_on(c, KPN_PROC_BLOCKED_READ);
+        wait_on(c, &c->reader, KPN_PROC_BLOCKED_READ);
     }
     copy_msg(msg, c->ring + c->rpos, c->msg_size);
     return received_one(c, c->reader, c->received);
@@ -342,13 +341,15 @@ static KPNI_NOINLINE kpn_status put_slow(kpn_chan *c, const void *msg)
 
 static KPNI_NOINLINE kpn_status get_slow(kpn_chan *c, void *msg)
 {
-    return recv_whole(c, msg, 0);
+    if (KPNI_UNLIKELY(!is_running(c->reader)))
+        return KPN_EPERM;
+    return recv_whole(c, msg);
 }
 
 /* An empty ring, the caller the reader: where a receive blocks. */
 static KPNI_NOINLINE kpn_status get_wait(kpn_chan *c, void *msg)
 {
-    return recv_whole(c, msg, 1);
+    return recv_whole(c, msg);
 }
 
 /* The common case of a send: room in the ring, the caller the writer.
@@ -373,11 +374,8 @@ static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
         return put_slow(c, msg);
     if (!copy_small(c->ring + c->wpos, msg, c->msg_size))
         return put_slow(c, msg);
-    c->wpos += c->msg_size;
-    if (c->wpos == KPNI_WRING_BYTES(c))
-        c->wpos = 0;
-    KPNI_STORE_REL(&c->sent, sent + 1);
-    self->runner->messages++;
+    publish_sent(c, self, sent);
+    /* release(), with the state already loaded */
     if (KPNI_UNLIKELY(KPNI_CROSS(c)))
         return release_cross(self, reader, c, KPN_PROC_BLOCKED_READ);
     if (state != KPN_PROC_BLOCKED_READ || KPNI_LOAD(&reader->wait) != c)

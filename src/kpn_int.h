@@ -767,9 +767,9 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
  *
  * One runner: the back of the queue, so processes run in the order they
  * became ready.  Several: kpni_sched_ready_mt, under the lock of p's runner.
- * kpni_sched_ready_by is the same for a caller that knows whom 'p' waits
- * for ('by', or NULL if 'p' is not blocked): the other end of a channel
- * releasing it. */
+ * 'p' is blocked (every caller has checked); kpni_sched_ready_by is the
+ * same for a caller that knows whom it waits for, 'by': the other end of
+ * a channel releasing it. */
 static inline void kpni_sched_ready_by(kpni_runner *waker, kpn_proc *p, kpn_proc *by)
 {
     int mt = KPNI_MT(waker); /* once: the stores below may alias it */
@@ -778,7 +778,7 @@ static inline void kpni_sched_ready_by(kpni_runner *waker, kpn_proc *p, kpn_proc
     __builtin_prefetch((const void *)(KPNI_PARKED_AT(p) - 64), 0, 3);
     __builtin_prefetch((const void *)KPNI_PARKED_AT(p), 0, 3);
 #endif
-    if (waker->resolve && by != NULL) {
+    if (waker->resolve) {
         KPNI_NWAITERS_ADD(waker, by, -1);
         p->watched |= by->watched;
     }
@@ -798,7 +798,7 @@ static inline void kpni_sched_ready_by(kpni_runner *waker, kpn_proc *p, kpn_proc
 
 static inline void kpni_sched_ready(kpni_runner *waker, kpn_proc *p)
 {
-    kpni_sched_ready_by(waker, p, p->wait != NULL ? kpni_proc_waits_for(p) : NULL);
+    kpni_sched_ready_by(waker, p, kpni_proc_waits_for(p));
 }
 
 /* A guard band word: every byte 0x5a (proc.c's GUARD_FILL). */

@@ -505,6 +505,9 @@ void test_connect_after_an_endpoint_exited_is_refused(void)
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_connect(net, &c, a, b, 4, 1));
     TEST_ASSERT_NULL(c);
+    /* a live writer, an exited reader */
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_connect(net, &c, spawn(idle, NULL), b, 4, 1));
+    TEST_ASSERT_NULL(c);
 }
 
 static kpn_status running_connect;

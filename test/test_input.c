@@ -311,6 +311,27 @@ void test_input_errors(void)
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_connect_input(net, &in, p, sizeof v, 1));
 }
 
+static void returns_at_once(void *arg) { (void)arg; }
+
+/* kpn_offer's rule for a reader that has returned: the message is
+ * dropped and the offer still succeeds, as a send to an exited reader
+ * does; nothing is queued, however many come. */
+void test_an_offer_to_an_exited_reader_is_dropped(void)
+{
+    kpn_chan *in;
+    uint32_t v = 7;
+    int i;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &in, spawn(returns_at_once, NULL),
+                                                    sizeof v, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net)); /* the reader never reads */
+    for (i = 0; i < 3; ++i) /* more than the capacity of 1 */
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_offer(in, &v));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_chan_fill(in));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_input_close(in));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_offer(in, &v));
+}
+
 void test_efull_has_a_sentence(void)
 {
     TEST_ASSERT_TRUE(kpn_strerror(KPN_EFULL)[0] != '\0');

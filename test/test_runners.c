@@ -209,6 +209,31 @@ void test_ping_pong_across_runners_counts_exactly(void)
     TEST_ASSERT_EQUAL_UINT64(st.switches, st.runner_switches[0] + st.runner_switches[1]);
 }
 
+/* With the resolver off a block walks nothing and counts no waiter:
+ * blocks and wakes across two runners, under either policy, still move
+ * every message exactly once. */
+void test_two_runners_without_the_resolver_count_exactly(void)
+{
+    long rounds = SLOW ? 5000 : 200000;
+    int policy;
+    kpn_stats st;
+
+    for (policy = KPN_POLICY_WS; policy <= KPN_POLICY_STATIC; ++policy) {
+        kpn_config cfg = config(2, (kpn_policy)policy, KPN_WAKE_LAST);
+
+        cfg.resolve = 0;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+        build_ping_pong(rounds, 0, 1);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+        TEST_ASSERT_EQUAL_INT64(rounds, pp_seen_a);
+        TEST_ASSERT_EQUAL_INT64(rounds, pp_seen_b);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+        TEST_ASSERT_EQUAL_UINT64((uint64_t)rounds * 2, st.messages);
+        TEST_ASSERT_EQUAL_UINT64(0, st.detections);
+        TEST_ASSERT_EQUAL_UINT64(2, st.procs_exited);
+    }
+}
+
 /* ------------------------------------------------------------ determinism */
 
 /* The resolver's random cyclic networks give the unbounded reference's

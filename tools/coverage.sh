@@ -13,7 +13,13 @@ for p in "$@"; do
     dirs="$dirs build/$p-cov"
 done
 sh tools/cmocka/run_suite.sh total $(for d in $dirs; do echo $d/results; done) | tail -n 1
+# gcovr's own status is the verdict: not a pipe's, whose status is its
+# last command's
+status=0
 gcovr --root . --filter 'src/' --filter 'port/' --exclude-unreachable-branches \
     --print-summary --txt build/coverage.txt \
-    --fail-under-line "$lines" --fail-under-branch "$branches" $dirs | tail -n 3
+    --fail-under-line "$lines" --fail-under-branch "$branches" $dirs \
+    >build/coverage.log 2>&1 || status=$?
+grep -E '^(lines|functions|branches):|ERROR' build/coverage.log
 echo "coverage: per-file report in build/coverage.txt"
+exit "$status"
