@@ -313,6 +313,25 @@ void test_input_errors(void)
 
 static void returns_at_once(void *arg) { (void)arg; }
 
+static kpn_status running_connect_input;
+static void connects_an_input(void *arg)
+{
+    kpn_chan *in = NULL;
+
+    running_connect_input =
+        kpn_connect_input(net, &in, *(kpn_proc **)arg, sizeof(uint32_t), 1);
+}
+
+void test_connect_input_while_running_is_refused(void)
+{
+    static kpn_proc *self; /* the process asks for an input to itself */
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &self, "p", connects_an_input, &self, STACK));
+    running_connect_input = KPN_OK;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, running_connect_input);
+}
+
 /* kpn_offer's rule for a reader that has returned: the message is
  * dropped and the offer still succeeds, as a send to an exited reader
  * does; nothing is queued, however many come. */
@@ -330,6 +349,7 @@ void test_an_offer_to_an_exited_reader_is_dropped(void)
     TEST_ASSERT_EQUAL_size_t(0, kpn_chan_fill(in));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_input_close(in));
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_offer(in, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_input_close(in));
 }
 
 void test_efull_has_a_sentence(void)
