@@ -208,18 +208,28 @@ static KPNI_NOINLINE kpn_status release_cross(kpn_proc *self, kpn_proc *other, k
  * the channel (kpni_sched_block): one of the two sees the other.  Where
  * both ends stay on one runner ('cross' clear), 'other' cannot be
  * blocking while 'self' runs, so the fence is not needed: every message
- * on such a channel costs what it costs on one runner. */
-static KPNI_INLINE kpn_status release(kpn_proc *self, kpn_proc *other, kpn_chan *c,
-                                      kpn_proc_state why)
+ * on such a channel costs what it costs on one runner.  'state' is
+ * other's, loaded earlier where nothing could change it since (put_fast
+ * says when); a crossing channel looks again after its fence. */
+static KPNI_INLINE kpn_status release_seen(kpn_proc *self, kpn_proc *other, kpn_chan *c,
+                                           kpn_proc_state why, unsigned state)
 {
     if (KPNI_UNLIKELY(KPNI_CROSS(c)))
         return release_cross(self, other, c, why);
-    if (KPNI_LOAD(&other->state) != why || KPNI_LOAD(&other->wait) != c)
+    if (state != why || KPNI_LOAD(&other->wait) != c)
         return KPN_OK;
     if (KPNI_MT(self->runner))
         return wake_mt(self, other, c, why);
     kpni_sched_ready_by(self->runner, other, self);
     return KPN_OK;
+}
+
+static KPNI_INLINE kpn_status release(kpn_proc *self, kpn_proc *other, kpn_chan *c,
+                                      kpn_proc_state why)
+{
+    if (KPNI_UNLIKELY(KPNI_CROSS(c))) /* before the load: it looks after its fence */
+        return release_cross(self, other, c, why);
+    return release_seen(self, other, c, why, KPNI_LOAD(&other->state));
 }
 
 /* Each end's copy of the other's counter (the hosted layout; the compact
@@ -375,15 +385,7 @@ static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
     if (!copy_small(c->ring + c->wpos, msg, c->msg_size))
         return put_slow(c, msg);
     publish_sent(c, self, sent);
-    /* release(), with the state already loaded */
-    if (KPNI_UNLIKELY(KPNI_CROSS(c)))
-        return release_cross(self, reader, c, KPN_PROC_BLOCKED_READ);
-    if (state != KPN_PROC_BLOCKED_READ || KPNI_LOAD(&reader->wait) != c)
-        return KPN_OK;
-    if (KPNI_MT(self->runner))
-        return wake_mt(self, reader, c, KPN_PROC_BLOCKED_READ);
-    kpni_sched_ready_by(self->runner, reader, self);
-    return KPN_OK;
+    return release_seen(self, reader, c, KPN_PROC_BLOCKED_READ, state);
 }
 
 /* The common case of a receive: a message waiting, the caller the reader. */
