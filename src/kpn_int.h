@@ -862,6 +862,7 @@ kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
 
 /* resolve.c */
 int kpni_resolve_block(kpn_proc *self);
+int kpni_resolve_block_local(kpn_proc *self);
 kpn_status kpni_resolve_quiet(kpn_net *net);
 kpn_status kpni_resolve_pending(kpn_net *net);
 void kpni_resolve_record(kpn_net *net);

@@ -124,6 +124,32 @@ int kpni_resolve_block(kpn_proc *self)
     return 0;
 }
 
+/* kpni_resolve_block under the lock of self's runner alone (several
+ * runners): the chain is followed only along channels that do not cross,
+ * so every process it reads is homed on self's runner, and that lock
+ * keeps them all still (docs/runners.md).  Returns 1 if the chain ended
+ * there, at a process that is not blocked, marked just as
+ * kpni_resolve_block marks it; 0 if it leaves the runner, or comes to a
+ * cycle or a dead process, having changed nothing: the walk must then be
+ * made under every lock. */
+int kpni_resolve_block_local(kpn_proc *self)
+{
+    kpn_proc *p = self;
+    size_t steps = 0;
+
+    do {
+        if (KPNI_CROSS(p->wait) || ++steps > self->net->nprocs)
+            return 0;
+        p = kpni_proc_waits_for(p);
+    } while (kpni_proc_blocked(p) && p != self);
+    if (p == self)
+        return 0;
+    self->runner->detections++;
+    self->watched = 0;
+    p->watched = 1;
+    return 1;
+}
+
 /* Record every true deadlock not yet recorded: each blocked process's
  * chain is followed once, stamping it with the walk's number, so a walk
  * that meets its own stamp has found a new cycle.  O(processes). */

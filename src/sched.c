@@ -174,6 +174,32 @@ static KPNI_INLINE void park(kpn_proc *self)
     park_switch(r, self);
 }
 
+/* The resolver's walk as 'self' blocks (block_any says when): returns 1
+ * if 'self' need not park after all.  With several runners a walk that
+ * stays on this runner needs only its lock (kpni_resolve_block_local),
+ * so that no other runner's lock line moves: a pipeline's usual
+ * write-block.  Any other walk lets go of that lock and takes every
+ * runner's, in order, and 'self' may be woken in between. */
+static int walk(kpni_runner *r, kpn_proc *self, kpn_proc_state why, int mt)
+{
+    int go_on;
+
+    if (!mt)
+        return kpni_resolve_block(self);
+    if (kpni_resolve_block_local(self))
+        return 0;
+    kpni_lock_up(r);
+    if (KPNI_LOAD(&self->state) != why) { /* woken meanwhile */
+        kpni_queue_unlink(r, self);
+        KPNI_STORE(&self->state, KPN_PROC_RUNNING);
+        go_on = 1;
+    } else {
+        go_on = kpni_resolve_block(self);
+    }
+    kpni_lock_down(r);
+    return go_on;
+}
+
 /* Block 'self' on channel 'on'.  With the resolver on, this is where a
  * deadlock closes.  A write-block always walks its chain, to find a cycle
  * or to mark where the chain ends (usually one step: the reader is
@@ -212,25 +238,10 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
     }
     if (r->resolve) {
         KPNI_NWAITERS_ADD(r, kpni_proc_waits_for(self), 1);
-        if (why == KPN_PROC_BLOCKED_WRITE ||
-            (self->watched && KPNI_LOAD(&self->nwaiters) != 0)) {
-            if (mt) {
-                kpni_lock_up(r);
-                if (KPNI_LOAD(&self->state) != why) { /* woken meanwhile */
-                    kpni_queue_unlink(r, self);
-                    KPNI_STORE(&self->state, KPN_PROC_RUNNING);
-                    kpni_lock_down(r);
-                    return;
-                }
-            }
-            if (kpni_resolve_block(self)) {
-                if (mt)
-                    kpni_lock_down(r);
-                return;
-            }
-            if (mt)
-                kpni_lock_down(r);
-        }
+        if ((why == KPN_PROC_BLOCKED_WRITE ||
+             (self->watched && KPNI_LOAD(&self->nwaiters) != 0)) &&
+            walk(r, self, why, mt))
+            return;
     }
     park(self);
 }
