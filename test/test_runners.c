@@ -398,3 +398,68 @@ void test_a_stranger_is_refused_while_the_writer_runs_on_another_runner(void)
     TEST_ASSERT_EQUAL_INT(0, intruder_accepted);
     TEST_ASSERT_EQUAL_INT(7, reader_got);
 }
+
+/* ------------------------------------------------------------ local walks */
+/* A and B each send three messages on their own channel of capacity 1,
+ * then read three of the other's: an artificial deadlock (thesis figure
+ * 3.5).  A third runner spins without ever blocking until both are done,
+ * so the net is never at rest meanwhile: the deadlock must be found as
+ * it closes, by the walk of the block that closes it.  With A and B on
+ * one runner that walk starts on that runner's lock alone and must not
+ * stop there; across two runners it takes every lock. */
+static int pair_done;
+static long spun;
+
+struct duo { kpn_chan *out, *in; int got[3]; };
+
+static void duo_send_then_read(void *arg)
+{
+    struct duo *d = arg;
+    int i, v;
+    for (i = 0; i < 3; ++i)
+        kpn_send(d->out, &i);
+    for (i = 0; i < 3 && kpn_recv(d->in, &v) == KPN_OK; ++i)
+        d->got[i] = v;
+    __atomic_add_fetch(&pair_done, 1, __ATOMIC_SEQ_CST);
+}
+
+static void spinner(void *arg)
+{
+    long limit = 1000000000L;
+    (void)arg;
+    for (spun = 0; spun < limit && __atomic_load_n(&pair_done, __ATOMIC_SEQ_CST) < 2; ++spun)
+        ;
+}
+
+void test_a_deadlock_is_resolved_as_it_closes_on_one_runner_or_across_two(void)
+{
+    static struct duo a, b;
+    unsigned home_b;
+    kpn_proc *pa, *pb, *s;
+    kpn_stats st;
+    int i;
+
+    for (home_b = 0; home_b < 2; ++home_b) {
+        init(3, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &pa, "A", duo_send_then_read, &a, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &pb, "B", duo_send_then_read, &b, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &s, "spinner", spinner, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(pa, 0));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(pb, home_b));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(s, 2));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &a.out, pa, pb, sizeof(int), 1));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &b.out, pb, pa, sizeof(int), 1));
+        b.in = a.out;
+        a.in = b.out;
+        pair_done = 0;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+        TEST_ASSERT_EQUAL_INT(2, pair_done);
+        TEST_ASSERT_LESS_THAN(1000000000L, spun); /* done before the spinner gave up */
+        for (i = 0; i < 3; ++i) {
+            TEST_ASSERT_EQUAL_INT(i, a.got[i]);
+            TEST_ASSERT_EQUAL_INT(i, b.got[i]);
+        }
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+        TEST_ASSERT_GREATER_THAN(0, (long)st.resolutions);
+    }
+}
