@@ -168,12 +168,14 @@ static KPNI_INLINE int is_running(const kpn_proc *p)
 
 /* Would a process blocking on 'c' for 'why' really have to wait?  Asked
  * again after a blocker has published its state (several runners): the
- * other end may have moved in between. */
+ * other end may have moved in between.  An idle runner asks it too, for
+ * a process parked there (runners.c), so even the blocker's own counter
+ * is read as the shared word it is. */
 int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why)
 {
     if (why == KPN_PROC_BLOCKED_READ)
-        return KPNI_LOAD_ACQ(&c->sent) == c->received && !KPNI_LOAD(&c->closed);
-    return c->sent - KPNI_LOAD_ACQ(&c->received) >= c->cap &&
+        return KPNI_LOAD_ACQ(&c->sent) == KPNI_LOAD(&c->received) && !KPNI_LOAD(&c->closed);
+    return KPNI_LOAD(&c->sent) - KPNI_LOAD_ACQ(&c->received) >= KPNI_LOAD(&c->cap) &&
            KPNI_LOAD(&c->reader->state) != KPN_PROC_EXITED;
 }
 
@@ -192,14 +194,42 @@ static KPNI_NOINLINE kpn_status wake_mt(kpn_proc *self, kpn_proc *other, kpn_cha
     return KPN_OK;
 }
 
-/* A channel whose ends may run at once: the fence, then the look. */
+/* A channel whose ends may run at once: the look, with no fence.  The
+ * fence this pairing needs (docs/runners.md, "Why no wake-up is lost")
+ * would wait, at every message, for the store just made to reach the
+ * line the other core holds; instead 'self' notes the channel, and its
+ * next block makes the look again after a fence (kpni_chan_flush).  The
+ * look made here misses a partner only in the instant it takes to park,
+ * and that partner is found by the next message, by the flush, or by
+ * its own runner as soon as that runs out of work (runners.c). */
 static KPNI_NOINLINE kpn_status release_cross(kpn_proc *self, kpn_proc *other, kpn_chan *c,
                                               kpn_proc_state why)
 {
-    KPNI_FENCE();
+    if (KPNI_UNFENCED(self) != c) {
+        if (KPNI_UNFENCED(self) != NULL)
+            kpni_chan_flush(self); /* one channel noted at a time */
+        KPNI_SET_UNFENCED(self, c);
+    }
     if (KPNI_LOAD(&other->state) != why || KPNI_LOAD(&other->wait) != c)
         return KPN_OK;
     return wake_mt(self, other, c, why);
+}
+
+/* The look release_cross left out, with its fence: about to block, 'self'
+ * wakes the other end of the channel it noted if that waits on it.  Made
+ * before 'self' takes its runner's lock (under work stealing the other's
+ * lock is the same one). */
+void kpni_chan_flush(kpn_proc *self)
+{
+    kpn_chan *c = KPNI_UNFENCED(self);
+    int writes = c->writer == self;
+    kpn_proc *other = writes ? c->reader : c->writer;
+    kpn_proc_state why = writes ? KPN_PROC_BLOCKED_READ : KPN_PROC_BLOCKED_WRITE;
+
+    KPNI_SET_UNFENCED(self, (kpn_chan *)NULL);
+    KPNI_FENCE();
+    if (KPNI_LOAD(&other->state) == why && KPNI_LOAD(&other->wait) == c)
+        (void)wake_mt(self, other, c, why);
 }
 
 /* Release 'other' if it is blocked on 'c' for 'why'; 'self' has just
@@ -505,7 +535,7 @@ kpn_status kpni_chan_grow(kpn_chan *c)
         kpni_pool_free(&net->pool, c->ring);
     c->ring = ring;
     c->ring_pooled = 1;
-    c->cap = want;
+    KPNI_STORE(&c->cap, want); /* an idle runner may be reading it (kpni_chan_must_block) */
 #if KPNI_CHAN_LINES
     c->ring_bytes = c->rring_bytes = want * c->msg_size;
 #endif

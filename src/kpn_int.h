@@ -338,6 +338,10 @@ void kpni_pool_free(kpni_pool *pool, void *p);
  * Counters are per runner, written only by the runner's own thread. */
 enum { KPNI_AWAKE, KPNI_SPINNING, KPNI_ASLEEP };
 
+/* How many of the processes that last parked on a crossing channel a
+ * runner remembers, to look at again when it runs out of work. */
+#define KPNI_PARKED_CROSS 4
+
 /* How long an idle runner spins before it sleeps in the kernel: a wake
  * while it spins costs a store, after it a system call on each side. */
 #ifndef KPNI_IDLE_SPINS
@@ -362,6 +366,10 @@ typedef struct kpni_runner {
     kpn_port_thread *thread;
     unsigned char *stack;
     int lock;                  /* its queue and processes (KPN_POLICY_STATIC) */
+    /* The last processes that parked here on a crossing channel: an idle
+     * runner looks whether their wake-up was missed (runners.c). */
+    kpn_proc *parked_cross[KPNI_PARKED_CROSS];
+    unsigned nparked_cross;
 #endif
 #ifdef KPNI_TSAN
     void *fiber;
@@ -478,6 +486,10 @@ struct kpn_proc {
 #endif
 #if KPN_THREADS
     unsigned home;             /* its runner under KPN_POLICY_STATIC */
+    /* A crossing channel this process has sent on or received from since
+     * it last blocked, its partner looked at without a fence (chan.c,
+     * release_cross); the block looks again, after one. */
+    kpn_chan *unfenced;
 #endif
 #ifdef KPNI_TSAN
     void *fiber;
@@ -640,6 +652,9 @@ static inline kpn_proc *kpni_proc_waits_for(const kpn_proc *p)
 #define KPNI_NWAITERS_ADD(r, p, d)                                                        \
     (KPNI_MT(r) ? (void)__atomic_fetch_add(&(p)->nwaiters, (uint32_t)(d), __ATOMIC_RELAXED) \
                 : (void)((p)->nwaiters += (uint32_t)(d)))
+#define KPNI_UNFENCED(p) ((p)->unfenced)
+#define KPNI_SET_UNFENCED(p, c) ((p)->unfenced = (c))
+void kpni_runners_parked_cross(kpni_runner *r, kpn_proc *p);
 void kpni_lock(kpni_runner *r);
 void kpni_unlock(kpni_runner *r);
 void kpni_lock_all(kpni_runner *r);
@@ -658,6 +673,9 @@ kpn_status kpni_runners_run(kpn_net *net);
 #define KPNI_MT(r) 0
 #define KPNI_CROSS(c) 0
 #define KPNI_NWAITERS_ADD(r, p, d) ((void)(r), (void)((p)->nwaiters += (uint32_t)(d)))
+#define KPNI_UNFENCED(p) ((void)(p), (kpn_chan *)NULL)
+#define KPNI_SET_UNFENCED(p, c) ((void)(p), (void)(c))
+static inline void kpni_runners_parked_cross(kpni_runner *r, kpn_proc *p) { (void)r; (void)p; }
 static inline void kpni_lock(kpni_runner *r) { (void)r; }
 static inline void kpni_unlock(kpni_runner *r) { (void)r; }
 static inline void kpni_lock_all(kpni_runner *r) { (void)r; }
@@ -857,6 +875,7 @@ int kpni_chan_valid(const kpn_chan *c);
 int kpni_chan_sane(const kpn_net *net, const kpn_chan *c);
 kpn_status kpni_chan_grow(kpn_chan *c);
 int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why);
+void kpni_chan_flush(kpn_proc *self);
 kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
                           kpn_proc *reader, size_t msg_size, size_t capacity);
 

@@ -234,6 +234,43 @@ kpn_proc *kpni_runners_steal(kpni_runner *r)
     return NULL;
 }
 
+/* 'p' parks on a crossing channel (block_any, r's lock held): remember
+ * it among the last few. */
+void kpni_runners_parked_cross(kpni_runner *r, kpn_proc *p)
+{
+    r->parked_cross[r->nparked_cross++ % KPNI_PARKED_CROSS] = p;
+}
+
+/* Holding no lock: make ready any of the processes r remembers that waits
+ * on a crossing channel it need not wait on any more.  Its partner looked
+ * at it without a fence (chan.c, release_cross) and may have missed it in
+ * the instant it parked; the partner's own next block or message would
+ * find it too, but an idle runner looks now. */
+static void wake_missed(kpni_runner *r)
+{
+    unsigned i;
+
+    for (i = 0; i < KPNI_PARKED_CROSS; ++i) {
+        kpn_proc *p = r->parked_cross[i];
+        kpni_runner *t;
+        kpn_chan *c;
+        unsigned why;
+
+        if (p == NULL)
+            continue;
+        why = KPNI_LOAD(&p->state);
+        c = KPNI_LOAD(&p->wait);
+        if ((why != KPN_PROC_BLOCKED_READ && why != KPN_PROC_BLOCKED_WRITE) || c == NULL ||
+            kpni_chan_must_block(c, (kpn_proc_state)why))
+            continue;
+        t = KPNI_LOAD(&p->runner);
+        kpni_lock(t);
+        if (p->state == why && p->wait == c)
+            kpni_sched_ready(r, p);
+        kpni_unlock(t);
+    }
+}
+
 /* Nothing is ready here (r's lock held).  If another runner is busy,
  * spin, then sleep until woken, and return 1 with r's lock held again
  * (the caller looks again); if every other runner is idle too, return 0
@@ -260,11 +297,16 @@ int kpni_runners_idle(kpni_runner *r)
     kpni_unlock_all(r);
     for (spin = 1; spin <= KPNI_IDLE_SPINS && KPNI_LOAD(&r->sleeping); ++spin) {
         cpu_relax();
-        if (spin % 128 == 0)
+        if (spin % 128 == 0) {
             kpn_port_yield(); /* a runner sharing this CPU goes first */
+            wake_missed(r);
+        }
     }
     if (__atomic_compare_exchange_n(&r->sleeping, &spinning, KPNI_ASLEEP, 0, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
+        /* One last look after the fence the exchange made: a process
+         * made ready here, on this runner, posts the semaphore at once. */
+        wake_missed(r);
         r->sleeps++;
         kpn_port_sem_wait(r->sem);
     }

@@ -213,7 +213,12 @@ static int walk(kpni_runner *r, kpn_proc *self, kpn_proc_state why, int mt)
  * state before looking at the channel again, while the other end
  * publishes its counter before looking at this state, means one of the
  * two sees the other: the message is not missed, or the wake is not.
- * The resolver's walk needs every runner's lock; taking them lets go of
+ * The other end looks without that fence as it sends or receives
+ * (chan.c, release_cross), so this runner remembers 'self' and looks
+ * again when it runs out of work.  First of all, 'self' makes the fenced
+ * look its own sends and receives left out (kpni_chan_flush): a process
+ * that waits has woken every process its messages released.  The
+ * resolver's walk needs every runner's lock; taking them lets go of
  * this runner's for a moment, in which the other end may wake 'self'
  * (it is marked blocked): then it takes itself back off the queue and
  * goes on.  Whether it parked or not, it returns holding the lock of
@@ -224,6 +229,8 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
     kpni_runner *r = self->runner;
     int mt = KPNI_MT(r); /* read once: the stores below may alias it */
 
+    if (mt && KPNI_UNFENCED(self) != NULL)
+        kpni_chan_flush(self);
     if (mt)
         kpni_lock(r);
     KPNI_STORE(&self->wait, on);
@@ -235,6 +242,7 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
             KPNI_STORE(&self->wait, (kpn_chan *)NULL);
             return;
         }
+        kpni_runners_parked_cross(r, self);
     }
     if (r->resolve) {
         KPNI_NWAITERS_ADD(r, kpni_proc_waits_for(self), 1);

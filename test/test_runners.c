@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Several runners: configuration, placement, determinism against a reference, stress. */
+#include <string.h>
 #include "unity.h"
 #include "kpn.h"
+#include "kpn_int.h" /* the idle runner's look, white-box */
 #include "support/helpers.h"
 #include "support/bursts.h"
 
@@ -462,4 +464,91 @@ void test_a_deadlock_is_resolved_as_it_closes_on_one_runner_or_across_two(void)
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
         TEST_ASSERT_GREATER_THAN(0, (long)st.resolutions);
     }
+}
+
+/* ------------------------------------------------------------ missed looks */
+/* A send on a crossing channel looks at the reader without a fence, and
+ * may miss one that is parking at that very instant; the reader's runner,
+ * idle, must find it.  Here the writer puts each message in the ring
+ * itself and makes no look at all, once the reader has parked and its
+ * runner spins idle: only that runner's look can wake it.  If
+ * the runner was already asleep (the writer was held up), the round
+ * falls back to the writer's fenced look, as its next block would. */
+static kpn_proc *blind_reader, *blind_writer_proc;
+static kpn_chan *blind_chan;
+static int blind_got, blind_rounds, blind_found_idle, blind_late, blind_bad;
+
+static void put_without_look(kpn_chan *c, int v)
+{
+    memcpy(c->ring + c->wpos, &v, sizeof v);
+    c->wpos += sizeof v;
+    if (c->wpos == KPNI_WRING_BYTES(c))
+        c->wpos = 0;
+    __atomic_store_n(&c->sent, c->sent + 1, __ATOMIC_RELEASE);
+}
+
+static void blind_writer(void *arg)
+{
+    kpni_runner *other = &net->runners[1];
+    kpn_proc *self = blind_writer_proc;
+    long spins;
+    int k;
+
+    (void)arg;
+    for (k = 0; k < blind_rounds; ++k) {
+        while (__atomic_load_n(&blind_reader->state, __ATOMIC_SEQ_CST) != KPN_PROC_BLOCKED_READ)
+            ;
+        /* parked, and its runner has nothing else to do */
+        for (spins = 0; spins < 1000000000L &&
+                        __atomic_load_n(&other->sleeping, __ATOMIC_SEQ_CST) == KPNI_AWAKE;
+             ++spins)
+            ;
+        put_without_look(blind_chan, k);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the put, then the look at 'other' */
+        if (__atomic_load_n(&other->sleeping, __ATOMIC_SEQ_CST) == KPNI_SPINNING) {
+            blind_found_idle++;
+        } else {
+            self->unfenced = blind_chan; /* asleep already: the look a block makes */
+            kpni_chan_flush(self);
+        }
+        for (spins = 0; spins < 1000000000L && __atomic_load_n(&blind_got, __ATOMIC_SEQ_CST) <= k;
+             ++spins)
+            ;
+        if (__atomic_load_n(&blind_got, __ATOMIC_SEQ_CST) <= k) {
+            blind_late = 1; /* never woken: stop here, the test fails */
+            break;
+        }
+    }
+    kpn_close(blind_chan);
+}
+
+static void blind_receiver(void *arg)
+{
+    int v;
+    (void)arg;
+    while (kpn_recv(blind_chan, &v) == KPN_OK) {
+        blind_bad += v != __atomic_load_n(&blind_got, __ATOMIC_SEQ_CST);
+        __atomic_add_fetch(&blind_got, 1, __ATOMIC_SEQ_CST);
+    }
+}
+
+void test_an_idle_runner_wakes_a_reader_whose_writer_never_looked(void)
+{
+    kpn_proc *w;
+
+    init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+    blind_rounds = SLOW ? 20 : 200;
+    blind_got = blind_found_idle = blind_late = blind_bad = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "writer", blind_writer, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK,
+                          kpn_spawn(net, &blind_reader, "reader", blind_receiver, NULL, STACK));
+    blind_writer_proc = w;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(w, 0));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(blind_reader, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &blind_chan, w, blind_reader, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(0, blind_late);
+    TEST_ASSERT_EQUAL_INT(0, blind_bad);
+    TEST_ASSERT_EQUAL_INT(blind_rounds, blind_got);
+    TEST_ASSERT_GREATER_THAN(0, blind_found_idle);
 }
