@@ -798,7 +798,10 @@ static inline void kpni_sched_ready_by(kpni_runner *waker, kpn_proc *p, kpn_proc
 #endif
     if (waker->resolve) {
         KPNI_NWAITERS_ADD(waker, by, -1);
-        p->watched |= by->watched;
+        /* 'by' may run on another runner (an idle runner's wake,
+         * runners.c), marking or unmarking itself meanwhile: a mark read
+         * stale costs a walk, never a missed deadlock (resolve.c) */
+        KPNI_STORE(&p->watched, (unsigned char)(p->watched | KPNI_LOAD(&by->watched)));
     }
     KPNI_STORE(&p->state, KPN_PROC_READY);
     KPNI_STORE(&p->wait, (kpn_chan *)NULL);

@@ -141,12 +141,12 @@ int kpni_resolve_block_local(kpn_proc *self)
         if (KPNI_CROSS(p->wait) || ++steps > self->net->nprocs)
             return 0;
         p = kpni_proc_waits_for(p);
-    } while (kpni_proc_blocked(p) && p != self);
-    if (p == self)
+    } while (kpni_proc_blocked(p) && p != self && !p->dead);
+    if (p == self || p->dead)
         return 0;
     self->runner->detections++;
-    self->watched = 0;
-    p->watched = 1;
+    KPNI_STORE(&self->watched, 0); /* see kpni_sched_ready_by */
+    KPNI_STORE(&p->watched, 1);
     return 1;
 }
 
