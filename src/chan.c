@@ -194,6 +194,15 @@ static KPNI_NOINLINE kpn_status wake_mt(kpn_proc *self, kpn_proc *other, kpn_cha
     return KPN_OK;
 }
 
+/* The look across runners: if 'other' seems to wait on 'c' for 'why',
+ * wake it (wake_mt looks again under the lock). */
+static kpn_status look_cross(kpn_proc *self, kpn_proc *other, kpn_chan *c, kpn_proc_state why)
+{
+    if (KPNI_LOAD(&other->state) != why || KPNI_LOAD(&other->wait) != c)
+        return KPN_OK;
+    return wake_mt(self, other, c, why);
+}
+
 /* A channel whose ends may run at once: the look, with no fence.  The
  * fence this pairing needs (docs/runners.md, "Why no wake-up is lost")
  * would wait, at every message, for the store just made to reach the
@@ -210,9 +219,7 @@ static KPNI_NOINLINE kpn_status release_cross(kpn_proc *self, kpn_proc *other, k
             kpni_chan_flush(self); /* one channel noted at a time */
         KPNI_SET_UNFENCED(self, c);
     }
-    if (KPNI_LOAD(&other->state) != why || KPNI_LOAD(&other->wait) != c)
-        return KPN_OK;
-    return wake_mt(self, other, c, why);
+    return look_cross(self, other, c, why);
 }
 
 /* The look release_cross left out, with its fence: about to block, 'self'
@@ -228,8 +235,7 @@ void kpni_chan_flush(kpn_proc *self)
 
     KPNI_SET_UNFENCED(self, (kpn_chan *)NULL);
     KPNI_FENCE();
-    if (KPNI_LOAD(&other->state) == why && KPNI_LOAD(&other->wait) == c)
-        (void)wake_mt(self, other, c, why);
+    (void)look_cross(self, other, c, why);
 }
 
 /* Release 'other' if it is blocked on 'c' for 'why'; 'self' has just
