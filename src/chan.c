@@ -239,14 +239,13 @@ void kpni_chan_flush(kpn_proc *self)
 }
 
 /* Release 'other' if it is blocked on 'c' for 'why'; 'self' has just
- * changed the channel.  With several runners 'self' publishes its change
- * before looking at 'other', which published its state before looking at
- * the channel (kpni_sched_block): one of the two sees the other.  Where
- * both ends stay on one runner ('cross' clear), 'other' cannot be
- * blocking while 'self' runs, so the fence is not needed: every message
- * on such a channel costs what it costs on one runner.  'state' is
- * other's, loaded earlier where nothing could change it since (put_fast
- * says when); a crossing channel looks again after its fence. */
+ * changed the channel.  On a crossing channel that is release_cross's
+ * look.  Where both ends stay on one runner ('cross' clear), 'other'
+ * cannot be blocking while 'self' runs, so a plain look sees whatever it
+ * did before it parked: every message on such a channel costs what it
+ * costs on one runner.  'state' is other's, loaded earlier where nothing
+ * could change it since (put_fast says when); a crossing channel loads
+ * it again. */
 static KPNI_INLINE kpn_status release_seen(kpn_proc *self, kpn_proc *other, kpn_chan *c,
                                            kpn_proc_state why, unsigned state)
 {
@@ -263,7 +262,7 @@ static KPNI_INLINE kpn_status release_seen(kpn_proc *self, kpn_proc *other, kpn_
 static KPNI_INLINE kpn_status release(kpn_proc *self, kpn_proc *other, kpn_chan *c,
                                       kpn_proc_state why)
 {
-    if (KPNI_UNLIKELY(KPNI_CROSS(c))) /* before the load: it looks after its fence */
+    if (KPNI_UNLIKELY(KPNI_CROSS(c))) /* before the load: it loads the state itself */
         return release_cross(self, other, c, why);
     return release_seen(self, other, c, why, KPNI_LOAD(&other->state));
 }
@@ -402,7 +401,7 @@ static KPNI_NOINLINE kpn_status get_wait(kpn_chan *c, void *msg)
  * The reader's state is loaded once, for both the exit check and the
  * release: where the two ends share a runner nothing can block the
  * reader on 'c' in between, and a reader blocked elsewhere is woken only
- * if it now waits on 'c'; a crossing channel looks again after its fence. */
+ * if it now waits on 'c'; a crossing channel loads the state again. */
 static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
 {
     kpn_proc *self = c->writer, *reader = c->reader;

@@ -470,7 +470,6 @@ struct kpn_proc {
     unsigned char state;       /* a kpn_proc_state */
     unsigned char watched;     /* a write-blocked chain may end here */
     unsigned char dead;        /* on a true deadlock cycle: never runs again */
-    unsigned char pinned;      /* kpn_proc_pin was called */
     uint32_t nwaiters;         /* blocked processes waiting on this one */
     kpn_chan *wait;            /* channel it is blocked on (wait-for edge) */
     kpn_proc *next_ready;      /* run queue link; see KPNI_PARKED_AT */
@@ -798,10 +797,7 @@ static inline void kpni_sched_ready_by(kpni_runner *waker, kpn_proc *p, kpn_proc
 #endif
     if (waker->resolve) {
         KPNI_NWAITERS_ADD(waker, by, -1);
-        /* 'by' may run on another runner (an idle runner's wake,
-         * runners.c), marking or unmarking itself meanwhile: a mark read
-         * stale costs a walk, never a missed deadlock (resolve.c) */
-        KPNI_STORE(&p->watched, (unsigned char)(p->watched | KPNI_LOAD(&by->watched)));
+        p->watched |= by->watched;
     }
     KPNI_STORE(&p->state, KPN_PROC_READY);
     KPNI_STORE(&p->wait, (kpn_chan *)NULL);

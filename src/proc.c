@@ -270,7 +270,6 @@ kpn_status kpn_proc_pin(kpn_proc *p, unsigned runner)
 #if KPN_THREADS
     p->home = runner;
 #endif
-    p->pinned = 1;
     if (p->state == KPN_PROC_READY)
         kpni_sched_enqueue(&p->net->runners[runner], p); /* moves it */
     else

@@ -93,30 +93,40 @@ static int on_cycle(kpn_proc *self)
     return 1;
 }
 
+/* The end of self's chain: the first process on it that is not blocked,
+ * or 'self' (a cycle), or a dead one; NULL after more steps than there
+ * are processes.  (Every artificial cycle is resolved when it closes and
+ * a read-only one never moves again, so a walk can only circle where it
+ * met a read-only cycle not yet recorded: stop there; the scan at rest
+ * records it.)  'local': follow only channels that do not cross, NULL at
+ * the first that does (kpni_resolve_block_local). */
+static kpn_proc *chain_end(kpn_proc *self, int local)
+{
+    kpn_proc *p = self;
+    size_t steps = 0;
+
+    do {
+        if ((local && KPNI_CROSS(p->wait)) || ++steps > self->net->nprocs)
+            return NULL;
+        p = kpni_proc_waits_for(p);
+    } while (kpni_proc_blocked(p) && p != self && !p->dead);
+    return p;
+}
+
 /* Called by a process that has just marked itself blocked: on a write
  * (its chain's end must be marked, or it closes a cycle), or on a read
  * while watched and waited on (it may close a cycle with a writer in
  * it).  Returns 1 if it may go on instead of parking. */
 int kpni_resolve_block(kpn_proc *self)
 {
-    kpn_net *net = self->net;
-    kpn_proc *p = kpni_proc_waits_for(self);
-    size_t steps = 0;
+    kpn_proc *p;
 
     self->runner->detections++; /* per runner: no line shared between threads */
     self->watched = 0;
-    while (kpni_proc_blocked(p) && p != self && !p->dead) {
-        /* Every artificial cycle is resolved when it closes and a read-only
-         * one never moves again, so a walk can only circle where it met a
-         * read-only cycle not yet recorded: stop there; the scan at rest
-         * records it. */
-        if (++steps > net->nprocs)
-            return 0;
-        p = kpni_proc_waits_for(p);
-    }
+    p = chain_end(self, 0);
     if (p == self)
         return on_cycle(self);
-    if (!p->dead)
+    if (p != NULL && !p->dead)
         p->watched = 1; /* the chain ends at 'p' for now */
     /* A chain into a true deadlock never moves again; if it holds a
      * write-blocked process, kpni_resolve_quiet grows its channel once
@@ -134,19 +144,13 @@ int kpni_resolve_block(kpn_proc *self)
  * made under every lock. */
 int kpni_resolve_block_local(kpn_proc *self)
 {
-    kpn_proc *p = self;
-    size_t steps = 0;
+    kpn_proc *p = chain_end(self, 1);
 
-    do {
-        if (KPNI_CROSS(p->wait) || ++steps > self->net->nprocs)
-            return 0;
-        p = kpni_proc_waits_for(p);
-    } while (kpni_proc_blocked(p) && p != self && !p->dead);
-    if (p == self || p->dead)
+    if (p == NULL || p == self || p->dead)
         return 0;
     self->runner->detections++;
-    KPNI_STORE(&self->watched, 0); /* see kpni_sched_ready_by */
-    KPNI_STORE(&p->watched, 1);
+    self->watched = 0;
+    p->watched = 1;
     return 1;
 }
 

@@ -252,7 +252,6 @@ static void wake_missed(kpni_runner *r)
 
     for (i = 0; i < KPNI_PARKED_CROSS; ++i) {
         kpn_proc *p = r->parked_cross[i];
-        kpni_runner *t;
         kpn_chan *c;
         unsigned why;
 
@@ -263,11 +262,13 @@ static void wake_missed(kpni_runner *r)
         if ((why != KPN_PROC_BLOCKED_READ && why != KPN_PROC_BLOCKED_WRITE) || c == NULL ||
             kpni_chan_must_block(c, (kpn_proc_state)why))
             continue;
-        t = KPNI_LOAD(&p->runner);
-        kpni_lock(t);
+        /* every lock, not just p's runner's: the wake hands p the mark
+         * of the process it waited for (kpni_sched_ready_by), which runs
+         * on another runner and marks itself under that one's lock */
+        kpni_lock_all(r);
         if (p->state == why && p->wait == c)
             kpni_sched_ready(r, p);
-        kpni_unlock(t);
+        kpni_unlock_all(r);
     }
 }
 
