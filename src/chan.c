@@ -180,17 +180,20 @@ int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why)
 }
 
 /* Several runners: wake 'other' under its runner's lock, if it still
- * waits.  (Under work stealing 'other' may move meanwhile, but there the
- * lock is the net's, whatever runner names it.) */
+ * waits; with KPN_WAKE_WAKER under work stealing, also under self's,
+ * whose queue it may join. */
 static KPNI_NOINLINE kpn_status wake_mt(kpn_proc *self, kpn_proc *other, kpn_chan *c,
                                         kpn_proc_state why)
 {
-    kpni_runner *r = KPNI_LOAD(&other->runner);
+    kpni_runner *also = self->net->cfg.wake == KPN_WAKE_WAKER &&
+                                self->net->cfg.policy == KPN_POLICY_WS
+                            ? self->runner
+                            : NULL;
+    kpni_runner *r = kpni_lock_proc(other, also);
 
-    kpni_lock(r);
     if (other->state == why && other->wait == c)
         kpni_sched_ready(self->runner, other);
-    kpni_unlock(r);
+    kpni_unlock_proc(r, also);
     return KPN_OK;
 }
 
@@ -224,8 +227,8 @@ static KPNI_NOINLINE kpn_status release_cross(kpn_proc *self, kpn_proc *other, k
 
 /* The look release_cross left out, with its fence: about to block, 'self'
  * wakes the other end of the channel it noted if that waits on it.  Made
- * before 'self' takes its runner's lock (under work stealing the other's
- * lock is the same one). */
+ * before 'self' takes its runner's lock: the wake takes the other's
+ * runner's lock, which may be the same one. */
 void kpni_chan_flush(kpn_proc *self)
 {
     kpn_chan *c = KPNI_UNFENCED(self);

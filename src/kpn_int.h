@@ -331,8 +331,8 @@ void kpni_pool_free(kpni_pool *pool, void *p);
  *
  * With several runners ('mt'), every change to a process's state or to a
  * run queue happens under the lock of the process's runner, and the
- * resolver's walks under every runner's (runners.c, docs/runners.md;
- * under work stealing these are all the net's one lock).  The lock is
+ * resolver's walks under every runner's (runners.c, docs/runners.md).
+ * The lock is
  * held across a context switch and released by the context that
  * resumes, so no process can be resumed before its registers are saved.
  * Counters are per runner, written only by the runner's own thread. */
@@ -365,7 +365,7 @@ typedef struct kpni_runner {
     kpn_port_sem *sem;
     kpn_port_thread *thread;
     unsigned char *stack;
-    int lock;                  /* its queue and processes (KPN_POLICY_STATIC) */
+    int lock;                  /* its queue and the processes on it */
     /* The last processes that parked here on a crossing channel: an idle
      * runner looks whether their wake-up was missed (runners.c). */
     kpn_proc *parked_cross[KPNI_PARKED_CROSS];
@@ -415,7 +415,6 @@ struct kpn_net {
     kpni_runner *runners;          /* cfg.runners of them */
     unsigned nrunners;
 #if KPN_THREADS
-    int lock;                      /* the lock under work stealing (runners.c) */
     unsigned idle;                 /* runners with nothing to run (mt) */
     int done;                      /* the run is over: runners return */
 #endif
@@ -656,6 +655,8 @@ static inline kpn_proc *kpni_proc_waits_for(const kpn_proc *p)
 void kpni_runners_parked_cross(kpni_runner *r, kpn_proc *p);
 void kpni_lock(kpni_runner *r);
 void kpni_unlock(kpni_runner *r);
+kpni_runner *kpni_lock_proc(kpn_proc *p, kpni_runner *also);
+void kpni_unlock_proc(kpni_runner *r, kpni_runner *also);
 void kpni_lock_all(kpni_runner *r);
 void kpni_lock_up(kpni_runner *r);
 int kpni_lock_up_try(kpni_runner *r);

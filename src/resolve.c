@@ -93,6 +93,14 @@ static int on_cycle(kpn_proc *self)
     return 1;
 }
 
+/* Whether 'next', the other end of channel 'c', is on self's runner,
+ * which self's lock keeps it on (runners.c): a channel that does not
+ * cross, or under work stealing a process that runs there now. */
+static int stays(const kpn_proc *self, const kpn_chan *c, const kpn_proc *next)
+{
+    return !KPNI_CROSS(c) || (!c->input && KPNI_LOAD(&next->runner) == self->runner);
+}
+
 /* The end of self's chain: the first process on it that is not blocked,
  * or 'self' (a cycle), or a dead one; NULL after more steps than there
  * are processes.  (Every artificial cycle is resolved when it closes and
@@ -106,9 +114,11 @@ static kpn_proc *chain_end(kpn_proc *self, int local)
     size_t steps = 0;
 
     do {
-        if ((local && KPNI_CROSS(p->wait)) || ++steps > self->net->nprocs)
+        kpn_proc *next = kpni_proc_waits_for(p);
+
+        if ((local && !stays(self, p->wait, next)) || ++steps > self->net->nprocs)
             return NULL;
-        p = kpni_proc_waits_for(p);
+        p = next;
     } while (kpni_proc_blocked(p) && p != self && !p->dead);
     return p;
 }

@@ -20,26 +20,22 @@ static void cpu_relax(void)
 }
 
 /*
- * Locks.  Under work stealing one lock, the net's, guards every run
- * queue and every process's state: a process may run anywhere.  Under
- * KPN_POLICY_STATIC a process runs only on its home runner, so each
- * runner has a lock of its own, guarding its queue and the states of the
- * processes homed on it: a block, a wake and a switch on one runner take
- * only that runner's lock, a line no other runner writes unless a
- * channel crosses.  What must see the whole net at one instant (the
- * resolver's walks, an exit's wakes, input, the decision that the net is
- * at rest) takes every runner's lock, in index order.  Under work
- * stealing "every runner's lock" is the net's lock again, so the calls
- * below are the same single lock there.
+ * Locks.  Each runner has one, guarding its queue and the states of the
+ * processes on it: a block, a wake and a switch on one runner take only
+ * that runner's lock, a line no other runner writes unless a channel
+ * crosses or a process moves.  What must see the whole net at one
+ * instant (the resolver's walks, an exit's wakes, input, the decision
+ * that the net is at rest) takes every runner's lock, in index order.
+ *
+ * Under work stealing a process moves: a thief takes it off another
+ * runner's queue, a wake may queue it on the waker's runner.  Every such
+ * move holds the lock of the runner it leaves and of the one it joins,
+ * so a runner whose lock is held keeps every process that names it
+ * (kpni_lock_proc).
  */
-static int per_runner(const kpn_net *net)
-{
-    return net->cfg.policy == KPN_POLICY_STATIC;
-}
-
 static int *lock_word(kpni_runner *r)
 {
-    return per_runner(r->net) ? &r->lock : &r->net->lock;
+    return &r->lock;
 }
 
 /* A test-and-test-and-set lock that yields the CPU when it spins long:
@@ -61,6 +57,12 @@ static void spin_lock(int *word)
     }
 }
 
+static int spin_trylock(int *word)
+{
+    return __atomic_load_n(word, __ATOMIC_RELAXED) == 0 &&
+           __atomic_exchange_n(word, 1, __ATOMIC_ACQUIRE) == 0;
+}
+
 static void spin_unlock(int *word)
 {
     __atomic_store_n(word, 0, __ATOMIC_RELEASE);
@@ -77,16 +79,40 @@ void kpni_unlock(kpni_runner *r)
     spin_unlock(lock_word(r));
 }
 
+/* The lock of the runner 'p' is on, and of 'also' if that is another
+ * one (NULL: none), holding none; returns p's runner.  'p' may move
+ * until its runner's lock is held, so look again once it is; two locks
+ * are taken in index order. */
+kpni_runner *kpni_lock_proc(kpn_proc *p, kpni_runner *also)
+{
+    for (;;) {
+        kpni_runner *r = KPNI_LOAD(&p->runner);
+
+        if (also == NULL || also == r) {
+            kpni_lock(r);
+        } else {
+            kpni_lock(also->index < r->index ? also : r);
+            kpni_lock(also->index < r->index ? r : also);
+        }
+        if (KPNI_LOAD(&p->runner) == r)
+            return r;
+        kpni_unlock_proc(r, also);
+    }
+}
+
+void kpni_unlock_proc(kpni_runner *r, kpni_runner *also)
+{
+    kpni_unlock(r);
+    if (also != NULL && also != r)
+        kpni_unlock(also);
+}
+
 /* Every runner's lock, holding none. */
 void kpni_lock_all(kpni_runner *r)
 {
     kpn_net *net = r->net;
     unsigned i;
 
-    if (!per_runner(net)) {
-        spin_lock(&net->lock);
-        return;
-    }
     for (i = 0; i < net->nrunners; ++i)
         spin_lock(&net->runners[i].lock);
 }
@@ -96,8 +122,6 @@ void kpni_lock_all(kpni_runner *r)
  * the caller looks again at whatever may have changed meanwhile. */
 void kpni_lock_up(kpni_runner *r)
 {
-    if (!per_runner(r->net))
-        return;
     spin_unlock(&r->lock);
     kpni_lock_all(r);
 }
@@ -109,8 +133,6 @@ int kpni_lock_up_try(kpni_runner *r)
     kpn_net *net = r->net;
     unsigned i, j;
 
-    if (!per_runner(net))
-        return 1;
     for (i = 0; i < net->nrunners; ++i) {
         if (i == r->index)
             continue;
@@ -130,8 +152,6 @@ void kpni_lock_down(kpni_runner *r)
     kpn_net *net = r->net;
     unsigned i;
 
-    if (!per_runner(net))
-        return;
     for (i = 0; i < net->nrunners; ++i)
         if (i != r->index)
             spin_unlock(&net->runners[i].lock);
@@ -143,10 +163,6 @@ void kpni_unlock_all(kpni_runner *r)
     kpn_net *net = r->net;
     unsigned i;
 
-    if (!per_runner(net)) {
-        spin_unlock(&net->lock);
-        return;
-    }
     for (i = 0; i < net->nrunners; ++i)
         spin_unlock(&net->runners[i].lock);
 }
@@ -186,9 +202,13 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
     kpni_runner *t;
     unsigned i;
 
+    /* Under work stealing the caller holds the lock of p's runner and,
+     * for KPN_WAKE_WAKER, the waker's (or every lock).  A process that
+     * is still its runner's current one (it let go of the lock to take
+     * every lock, sched.c's walk) stays where it runs. */
     if (net->cfg.policy == KPN_POLICY_STATIC)
         t = &net->runners[p->home];
-    else if (net->cfg.wake == KPN_WAKE_WAKER)
+    else if (net->cfg.wake == KPN_WAKE_WAKER && p->runner->current != p)
         t = waker;
     else
         t = p->runner;
@@ -207,8 +227,10 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
     }
 }
 
-/* Take a process from the back of a random other runner's queue: the
- * back holds what its owner would run last. */
+/* Holding r's lock: take a process from the back of a random other
+ * runner's queue, the one its owner would run last.  The victim's lock
+ * is only tried (its owner may be stealing from r), and a process still
+ * running there (sched_ready_mt) is left to it. */
 kpn_proc *kpni_runners_steal(kpni_runner *r)
 {
     kpn_net *net = r->net;
@@ -224,14 +246,38 @@ kpn_proc *kpni_runners_steal(kpni_runner *r)
         r->rng ^= r->rng << 5;
         v = &net->runners[(r->index + 1 + r->rng % (net->nrunners - 1)) % net->nrunners];
         r->steal_attempts++;
+        if (!spin_trylock(&v->lock))
+            continue;
         p = v->tail;
-        if (p != NULL) {
+        if (p != NULL && p != v->current) {
             kpni_queue_unlink(v, p);
+            KPNI_STORE(&p->runner, r); /* moved under both locks */
+        } else {
+            p = NULL;
+        }
+        spin_unlock(&v->lock);
+        if (p != NULL) {
             r->steals++;
             return p;
         }
     }
     return NULL;
+}
+
+/* Holding every lock: whether another runner has a process r could
+ * steal (its lock was busy when r tried). */
+static int stealable(const kpni_runner *r)
+{
+    const kpn_net *net = r->net;
+    unsigned i;
+
+    if (net->cfg.policy != KPN_POLICY_WS)
+        return 0;
+    for (i = 0; i < net->nrunners; ++i)
+        if (i != r->index && net->runners[i].tail != NULL &&
+            net->runners[i].tail != net->runners[i].current)
+            return 1;
+    return 0;
 }
 
 /* 'p' parks on a crossing channel (block_any, r's lock held): remember
@@ -285,7 +331,8 @@ int kpni_runners_idle(kpni_runner *r)
     /* a wake came while r's lock was let go, or the run is over: the
      * loop looks again (the end is decided under every lock, so a
      * runner that registers below is woken by it) */
-    if (r->head != NULL || KPNI_LOAD(&net->done) || KPNI_LOAD(&net->halt) != KPN_OK) {
+    if (r->head != NULL || stealable(r) || KPNI_LOAD(&net->done) ||
+        KPNI_LOAD(&net->halt) != KPN_OK) {
         kpni_lock_down(r);
         return 1;
     }

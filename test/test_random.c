@@ -30,7 +30,10 @@ static rnet_run run;
  * layers, 4 back-edges. */
 static const rnet_params small = {UINT64_C(7), 30, 8, 4, 0};
 
-void setUp(void) {}
+/* The wake rule run_net gives its nets: KPN_WAKE_LAST unless a test says. */
+static kpn_wake wake_rule;
+
+void setUp(void) { wake_rule = KPN_WAKE_LAST; }
 
 void tearDown(void) {}
 
@@ -50,6 +53,7 @@ static kpn_stats run_net(const rnet_graph *g, unsigned runners, kpn_policy polic
     kpn_config_default(&cfg);
     cfg.runners = runners;
     cfg.policy = policy;
+    cfg.wake = wake_rule;
     cfg.reserve_size = 1 << 20;
     TEST_ASSERT_LESS_OR_EQUAL(sizeof arena, rnet_arena_size(g, &cfg, capacity, STACK));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
@@ -337,6 +341,29 @@ void test_each_process_burns_the_same_whatever_the_schedule(void)
     run_net(&graph, 2, KPN_POLICY_STATIC, 1000000, 9, 2);
     for (v = 0; v < graph.nodes; ++v)
         TEST_ASSERT_EQUAL_UINT64(reference[v], run.burned[v]);
+}
+
+void test_a_woken_process_may_join_its_wakers_runner(void)
+{
+    static uint64_t reference[RNET_MAX_NODES];
+    unsigned runners;
+    int v;
+
+    /* KPN_WAKE_WAKER moves a woken process to the runner of the process
+     * that woke it: on 2 and 3 runners every process still sees what it
+     * sees on one */
+    generate(&graph, &rnet_preset_find("RND-B")->params);
+    run_net(&graph, 1, KPN_POLICY_WS, 1000000, 9, 1);
+    for (v = 0; v < graph.nodes; ++v)
+        reference[v] = run.burned[v];
+    wake_rule = KPN_WAKE_WAKER;
+    for (runners = 2; runners <= 3; ++runners) {
+        kpn_stats st = run_net(&graph, runners, KPN_POLICY_WS, 1000000, 9, 1);
+        TEST_ASSERT_TRUE(rnet_work_ok(&run));
+        TEST_ASSERT_EQUAL_UINT64(0, st.discarded);
+        for (v = 0; v < graph.nodes; ++v)
+            TEST_ASSERT_EQUAL_UINT64(reference[v], run.burned[v]);
+    }
 }
 
 void test_the_flow_factor_predicts_the_work_burned(void)
