@@ -121,12 +121,14 @@ typedef enum kpn_policy {
                               or round-robin in spawn order) */
 } kpn_policy;
 
-/* Which runner's queue a woken process joins (a policy point, so the two
- * rules can be compared). */
+/* Which runner's queue a woken process joins under work stealing (a
+ * policy point, so the two rules can be compared; docs/runners.md has
+ * the figures). */
 typedef enum kpn_wake {
     KPN_WAKE_LAST = 0,     /* the front of the queue of the runner that last
                               ran it (Nornir's rule: its stack is warm there) */
-    KPN_WAKE_WAKER = 1     /* the front of the waking runner's queue */
+    KPN_WAKE_WAKER = 1     /* the front of the waking runner's queue: a chain
+                              of hand-offs stays on one runner (the default) */
 } kpn_wake;
 
 typedef struct kpn_config {
@@ -163,7 +165,7 @@ typedef struct kpn_config {
      * itself; at most KPN_MAX_RUNNERS; needs a build with KPN_THREADS. */
     unsigned runners;
     kpn_policy policy;     /* default KPN_POLICY_WS */
-    kpn_wake wake;         /* default KPN_WAKE_LAST */
+    kpn_wake wake;         /* default KPN_WAKE_WAKER */
     /* Bytes of arena for each extra runner's thread stack (it runs the
      * scheduler, never a process).  Default 64 KiB. */
     size_t runner_stack;

@@ -13,7 +13,7 @@ void kpn_config_default(kpn_config *cfg)
     cfg->strict = 0;
     cfg->runners = 1;
     cfg->policy = KPN_POLICY_WS;
-    cfg->wake = KPN_WAKE_LAST;
+    cfg->wake = KPN_WAKE_WAKER;
     cfg->runner_stack = 64 * 1024;
 #if KPN_THREADS
     /* sanitizers and thread-local storage can need more than that */

@@ -77,7 +77,7 @@ void test_runner_configuration_is_checked(void)
     kpn_config_default(&cfg);
     TEST_ASSERT_EQUAL_UINT(1, cfg.runners);
     TEST_ASSERT_EQUAL_INT(KPN_POLICY_WS, cfg.policy);
-    TEST_ASSERT_EQUAL_INT(KPN_WAKE_LAST, cfg.wake);
+    TEST_ASSERT_EQUAL_INT(KPN_WAKE_WAKER, cfg.wake);
     cfg.runners = 0;
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
     cfg.runners = KPN_MAX_RUNNERS + 1;

@@ -7,7 +7,8 @@
 # the two builds, so that drift of a shared machine falls on both alike.
 # Prints a Markdown table of medians (with the range) on stdout; progress
 # on stderr.  The working tree's runs also try --policy=auto (kpn_place),
-# and two independent pipelines, one per runner (--copies=2 --policy=static).
+# the other wake rule (--wake=last) and two independent pipelines, one
+# per runner (--copies=2 --policy=static).
 #
 # Usage: tools/bench/compare.sh BASE [ROUNDS]     (ROUNDS default 5)
 set -eu
@@ -56,6 +57,10 @@ while [ "$i" -lt "$rounds" ]; do
     "$new/random" --preset=RND-B --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rndb.auto"
     "$new/pipeline" --stages=25 --copies=2 --policy=static --d=1000000 --t_ms=1 --capacity=64 \
         --runs=1 2>/dev/null | tail -1 >>"$out/copies.after"
+    "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --wake=last \
+        2>/dev/null | tail -1 >>"$out/pipe.last"
+    "$new/random" --preset=RND-A --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rnda.last"
+    "$new/random" --preset=RND-B --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rndb.last"
     echo "compare: round $i/$rounds" >&2
 done
 
@@ -92,11 +97,14 @@ row "ring: D1 lines per hop (cachegrind)" "<= 7" "$(hop "$hop_old" d1_lines_per_
 row "ring, 10 000 processes / 1 000" "<= 1.3" "$(ratio10k before | stats 1 2)" "$(ratio10k after | stats 1 2)"
 row "pipeline, 50 stages, no work, 1 runner: ns per message-stage" "<= 5" "$(field "$out/pipe.before" wall_1 | stats 20 2)" "$(field "$out/pipe.after" wall_1 | stats 20 2)"
 row "pipeline, no work: 2 runners / 1 (work stealing)" ">= 1.5" "$(field "$out/pipe.before" speedup | stats 1 2)" "$(field "$out/pipe.after" speedup | stats 1 2)"
+row "pipeline, no work: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/pipe.last" speedup | stats 1 2)"
 row "pipeline, no work: 2 runners / 1 (kpn_place)" ">= 1.5" "-" "$(field "$out/pipe.auto" speedup | stats 1 2)"
 row "two independent 25-stage pipelines, one per runner: 2 runners / 1" "-" "-" "$(field "$out/copies.after" speedup | stats 1 2)"
 row "RND-A, d = 50 000: 2 runners / 1 (work stealing)" ">= 1.3" "$(field "$out/rnda.before" speedup | stats 1 2)" "$(field "$out/rnda.after" speedup | stats 1 2)"
+row "RND-A, d = 50 000: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/rnda.last" speedup | stats 1 2)"
 row "RND-A, d = 50 000: 2 runners / 1 (kpn_place)" ">= 1.3" "-" "$(field "$out/rnda.auto" speedup | stats 1 2)"
 row "RND-B, d = 50 000: 2 runners / 1 (work stealing)" ">= 1.3" "$(field "$out/rndb.before" speedup | stats 1 2)" "$(field "$out/rndb.after" speedup | stats 1 2)"
+row "RND-B, d = 50 000: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/rndb.last" speedup | stats 1 2)"
 row "RND-B, d = 50 000: 2 runners / 1 (kpn_place)" ">= 1.3" "-" "$(field "$out/rndb.auto" speedup | stats 1 2)"
 row "AES, 1 024 workers, 2 runners: kpn / sequential" ">= 1.85 every time" "$(field "$out/aes2.before" ratio | stats 1 2)" "$(field "$out/aes2.after" ratio | stats 1 2)"
 row "AES, 16 384 workers, 1 runner: kpn / sequential" ">= 0.95" "$(field "$out/aes16k.before" ratio | stats 1 2)" "$(field "$out/aes16k.after" ratio | stats 1 2)"
