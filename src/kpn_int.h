@@ -332,9 +332,9 @@ void kpni_pool_free(kpni_pool *pool, void *p);
  * With several runners ('mt'), every change to a process's state or to a
  * run queue happens under the lock of the process's runner, and the
  * resolver's walks under every runner's (runners.c, docs/runners.md).
- * The lock is
- * held across a context switch and released by the context that
- * resumes, so no process can be resumed before its registers are saved.
+ * The lock is held across a context switch and released by the context
+ * that resumes, so no process can be resumed before its registers are
+ * saved.
  * Counters are per runner, written only by the runner's own thread. */
 enum { KPNI_AWAKE, KPNI_SPINNING, KPNI_ASLEEP };
 
