@@ -678,6 +678,8 @@ kpn_status kpni_runners_run(kpn_net *net);
 static inline void kpni_runners_parked_cross(kpni_runner *r, kpn_proc *p) { (void)r; (void)p; }
 static inline void kpni_lock(kpni_runner *r) { (void)r; }
 static inline void kpni_unlock(kpni_runner *r) { (void)r; }
+static inline kpni_runner *kpni_lock_proc(kpn_proc *p, kpni_runner *also) { (void)also; return p->runner; }
+static inline void kpni_unlock_proc(kpni_runner *r, kpni_runner *also) { (void)r; (void)also; }
 static inline void kpni_lock_all(kpni_runner *r) { (void)r; }
 static inline void kpni_lock_up(kpni_runner *r) { (void)r; }
 static inline int kpni_lock_up_try(kpni_runner *r) { (void)r; return 1; }
