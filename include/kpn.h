@@ -122,8 +122,7 @@ typedef enum kpn_policy {
 } kpn_policy;
 
 /* Which runner's queue a woken process joins under work stealing (a
- * policy point, so the two rules can be compared; docs/runners.md has
- * the figures). */
+ * policy point, so the two rules can be compared: docs/runners.md). */
 typedef enum kpn_wake {
     KPN_WAKE_LAST = 0,     /* the front of the queue of the runner that last
                               ran it (Nornir's rule: its stack is warm there) */

@@ -552,3 +552,41 @@ void test_an_idle_runner_wakes_a_reader_whose_writer_never_looked(void)
     TEST_ASSERT_EQUAL_INT(blind_rounds, blind_got);
     TEST_ASSERT_GREATER_THAN(0, blind_found_idle);
 }
+
+/* Under work stealing a process that blocks and must walk lets go of its
+ * runner's lock to take every lock, and may be woken in that moment
+ * while it still runs there (docs/runners.md).  Until it parks, neither
+ * a wake by a process on another runner (KPN_WAKE_WAKER) nor a thief
+ * may move it: its registers are live on that runner.  White-box: the
+ * moment is set up by hand, since no schedule hits it on purpose. */
+void test_a_process_still_running_is_neither_moved_by_a_wake_nor_stolen(void)
+{
+    kpn_proc *p, *q;
+    kpni_runner *r0, *r1;
+
+    init(2, KPN_POLICY_WS, KPN_WAKE_WAKER);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &q, "q", idle, NULL, STACK));
+    r0 = &net->runners[0];
+    r1 = &net->runners[1];
+    TEST_ASSERT_TRUE(p->runner == r0 && q->runner == r1); /* spawn order, i mod 2 */
+
+    /* p runs on runner 0 and has marked itself blocked */
+    kpni_queue_unlink(r0, p);
+    r0->current = p;
+    p->state = KPN_PROC_BLOCKED_READ;
+    kpni_sched_ready_mt(r1, p); /* woken by a process on runner 1 */
+    TEST_ASSERT_TRUE(p->runner == r0);
+    TEST_ASSERT_TRUE(r0->head == p && r0->tail == p);
+    TEST_ASSERT_TRUE(r1->head == q && r1->tail == q);
+    TEST_ASSERT_NULL(kpni_runners_steal(r1));
+    TEST_ASSERT_TRUE(p->runner == r0 && r0->head == p);
+
+    /* once it has parked, a thief may take it, and a wake move it */
+    r0->current = NULL;
+    TEST_ASSERT_TRUE(kpni_runners_steal(r1) == p);
+    TEST_ASSERT_TRUE(p->runner == r1 && r0->head == NULL);
+    p->state = KPN_PROC_BLOCKED_READ; /* it ran on runner 1 and parked there */
+    kpni_sched_ready_mt(r0, p);      /* woken by a process on runner 0 */
+    TEST_ASSERT_TRUE(p->runner == r0 && r0->head == p);
+}
