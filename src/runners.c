@@ -227,6 +227,14 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
     }
 }
 
+/* Holding v's lock (or every lock): the process a thief may take from
+ * v, the back of its queue, unless that one still runs there
+ * (sched_ready_mt); else NULL. */
+static kpn_proc *takeable(const kpni_runner *v)
+{
+    return v->tail != v->current ? v->tail : NULL;
+}
+
 /* Holding r's lock: take a process from the back of a random other
  * runner's queue, the one its owner would run last.  The victim's lock
  * is only tried (its owner may be stealing from r), and a process still
@@ -248,12 +256,10 @@ kpn_proc *kpni_runners_steal(kpni_runner *r)
         r->steal_attempts++;
         if (!spin_trylock(&v->lock))
             continue;
-        p = v->tail;
-        if (p != NULL && p != v->current) {
+        p = takeable(v);
+        if (p != NULL) {
             kpni_queue_unlink(v, p);
             KPNI_STORE(&p->runner, r); /* moved under both locks */
-        } else {
-            p = NULL;
         }
         spin_unlock(&v->lock);
         if (p != NULL) {
@@ -274,8 +280,7 @@ static int stealable(const kpni_runner *r)
     if (net->cfg.policy != KPN_POLICY_WS)
         return 0;
     for (i = 0; i < net->nrunners; ++i)
-        if (i != r->index && net->runners[i].tail != NULL &&
-            net->runners[i].tail != net->runners[i].current)
+        if (i != r->index && takeable(&net->runners[i]) != NULL)
             return 1;
     return 0;
 }
