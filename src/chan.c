@@ -322,17 +322,6 @@ static KPNI_INLINE kpn_status received_one(kpn_chan *c, kpn_proc *self, size_t r
     return release(self, c->writer, c, KPN_PROC_BLOCKED_WRITE);
 }
 
-/* Wait until 'c' changes (kpni_sched_block, which returns holding the
- * lock of the waiter's runner where there are several).  The waiter,
- * '*end' (c->writer or c->reader), is read again after the wait, so that
- * it need not live in a register across it. */
-static KPNI_INLINE void wait_on(kpn_chan *c, kpn_proc *const *end, kpn_proc_state why)
-{
-    kpni_sched_block(*end, why, c);
-    if (KPNI_MT((*end)->runner))
-        kpni_unlock((*end)->runner);
-}
-
 /* A whole send, on a channel already checked: the fast path's fallback. */
 static KPNI_INLINE kpn_status send_whole(kpn_chan *c, const void *msg)
 {
@@ -346,7 +335,7 @@ static KPNI_INLINE kpn_status send_whole(kpn_chan *c, const void *msg)
     if (KPNI_UNLIKELY(KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED))
         goto drop;
     while (sent - LOOK_RECEIVED(c) >= c->cap) {
-        wait_on(c, &c->writer, KPN_PROC_BLOCKED_WRITE);
+        kpni_sched_block(c->writer, KPN_PROC_BLOCKED_WRITE, c);
         if (KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED)
             goto drop;
     }
@@ -373,7 +362,7 @@ static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg)
                 break;
             return KPN_EOF;
         }
-        wait_on(c, &c->reader, KPN_PROC_BLOCKED_READ);
+        kpni_sched_block(c->reader, KPN_PROC_BLOCKED_READ, c);
     }
     copy_msg(msg, c->ring + c->rpos, c->msg_size);
     return received_one(c, c->reader, c->received);

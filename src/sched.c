@@ -144,24 +144,29 @@ static KPNI_NOINLINE void park_cold(kpn_proc *self)
         kpni_lock_down(r);
     }
     park_switch(r, self);
+    if (KPNI_MT(r))
+        kpni_unlock(KPNI_LOAD(&self->runner)); /* see park */
 }
 
 /*
  * Every switch away from a live process happens here, inlined into
- * kpni_sched_block and ending it: the switch is a tail call, so the
- * block's frame is gone before the port saves the registers, and the
- * process resumes straight in the channel code that blocked.  What
- * needs a call of its own (a fault, input) is in park_cold, so that the
- * common case saves no register and sets up no frame before the port's
- * switch does.  The guard check rides along: a process that overran its
- * stack is stopped here, before anything else trusts that memory.  The
- * input check is one load of a word beside 'halt' when there is none.
+ * kpni_sched_block and ending it: on one runner the switch is a tail
+ * call, so the block's frame is gone before the port saves the
+ * registers, and the process resumes straight in the channel code that
+ * blocked.  What needs a call of its own (a fault, input) is in
+ * park_cold, so that the common case saves no register and sets up no
+ * frame before the port's switch does.  The guard check rides along: a
+ * process that overran its stack is stopped here, before anything else
+ * trusts that memory.  The input check is one load of a word beside
+ * 'halt' when there is none.
  *
- * With several runners the runner's lock (runners.c) is held on entry and
- * travels with the switch: the context that resumes releases it, so no
- * other runner can resume this process before its registers are saved.
+ * With several runners ('mt') the runner's lock (runners.c) is held on
+ * entry and travels with the switch: the context that resumes on that
+ * runner releases it, so no other runner can resume this process before
+ * its registers are saved.  When 'self' resumes in turn, here, it lets
+ * go of the lock its resumer took for it; the caller never sees one.
  */
-static KPNI_INLINE void park(kpn_proc *self)
+static KPNI_INLINE void park(kpn_proc *self, int mt)
 {
     kpni_runner *r = self->runner;
 
@@ -172,6 +177,8 @@ static KPNI_INLINE void park(kpn_proc *self)
         return;
     }
     park_switch(r, self);
+    if (mt)
+        kpni_unlock(KPNI_LOAD(&self->runner));
 }
 
 /* The resolver's walk as 'self' blocks (block_any says when): returns 1
@@ -221,9 +228,7 @@ static int walk(kpni_runner *r, kpn_proc *self, kpn_proc_state why, int mt)
  * resolver's walk needs every runner's lock; taking them lets go of
  * this runner's for a moment, in which the other end may wake 'self'
  * (it is marked blocked): then it takes itself back off the queue and
- * goes on.  Whether it parked or not, it returns holding the lock of
- * self's runner (the one that resumed it): the caller lets go of it, so
- * that the switch can end the function. */
+ * goes on.  Whether it parked or not, it returns holding no lock. */
 static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
 {
     kpni_runner *r = self->runner;
@@ -240,6 +245,7 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
         if (!kpni_chan_must_block(on, why)) {
             KPNI_STORE(&self->state, KPN_PROC_RUNNING);
             KPNI_STORE(&self->wait, (kpn_chan *)NULL);
+            kpni_unlock(r);
             return;
         }
         kpni_runners_parked_cross(r, self);
@@ -248,10 +254,13 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
         KPNI_NWAITERS_ADD(r, kpni_proc_waits_for(self), 1);
         if ((why == KPN_PROC_BLOCKED_WRITE ||
              (self->watched && KPNI_LOAD(&self->nwaiters) != 0)) &&
-            walk(r, self, why, mt))
+            walk(r, self, why, mt)) {
+            if (mt)
+                kpni_unlock(r);
             return;
+        }
     }
-    park(self);
+    park(self, mt);
 }
 
 /* The common case, as block_any would do it: one runner, and a block that
@@ -269,7 +278,7 @@ void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
     KPNI_STORE(&self->state, why);
     if (r->resolve) /* kpni_proc_waits_for(self): 'on''s writer */
         on->writer->nwaiters++;
-    park(self);
+    park(self, 0);
 }
 
 /* An exit wakes the other ends of its channels, on any runner: every
@@ -284,7 +293,7 @@ void kpni_sched_exit(kpn_proc *self)
     kpni_proc_finish(self);
     if (KPNI_MT(r))
         kpni_lock_down(r);
-    park(self);
+    park(self, 0); /* never resumed: no lock to let go of */
     KPN_ASSERT(0); /* an exited process is never resumed */
 }
 
