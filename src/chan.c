@@ -346,23 +346,29 @@ drop:
     return KPN_OK;
 }
 
-/* A whole receive, on a channel already checked and by its reader. */
-static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg)
+/* A whole receive, on a channel already checked and by its reader;
+ * 'empty': the caller has just seen the ring empty. */
+static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg, int empty)
 {
     /* Only 'c' and 'msg' live across the wait, everything else is read
      * again: a frame that saves fewer registers is a stack line fewer
      * for every hop that blocks here. */
-    while (LOOK_SENT(c) == c->received) {
-        /* The writer may send its last message and close between the
-         * load above and this one (another runner): 'closed' is
-         * published after that message, so look at 'sent' once more
-         * before calling the channel drained. */
-        if (KPNI_LOAD_ACQ(&c->closed)) {
+    if (empty || LOOK_SENT(c) == c->received) {
+        for (;;) {
+            /* The writer may send its last message and close between
+             * the look at 'sent' and this load (another runner):
+             * 'closed' is published after that message, so look at
+             * 'sent' once more before calling the channel drained. */
+            if (KPNI_LOAD_ACQ(&c->closed)) {
+                if (LOOK_SENT(c) != c->received)
+                    break;
+                return KPN_EOF;
+            }
+            kpni_sched_block(c->reader, KPN_PROC_BLOCKED_READ, c);
+            KPNI_OPAQUE(c);
             if (LOOK_SENT(c) != c->received)
                 break;
-            return KPN_EOF;
         }
-        kpni_sched_block(c->reader, KPN_PROC_BLOCKED_READ, c);
     }
     copy_msg(msg, c->ring + c->rpos, c->msg_size);
     return received_one(c, c->reader, c->received);
@@ -380,13 +386,13 @@ static KPNI_NOINLINE kpn_status get_slow(kpn_chan *c, void *msg)
 {
     if (KPNI_UNLIKELY(!is_running(c->reader)))
         return KPN_EPERM;
-    return recv_whole(c, msg);
+    return recv_whole(c, msg, 0);
 }
 
 /* An empty ring, the caller the reader: where a receive blocks. */
 static KPNI_NOINLINE kpn_status get_wait(kpn_chan *c, void *msg)
 {
-    return recv_whole(c, msg);
+    return recv_whole(c, msg, 1);
 }
 
 /* The common case of a send: room in the ring, the caller the writer.

@@ -149,6 +149,15 @@
 #define KPNI_UNLIKELY(x) (x)
 #endif
 
+/* Forget what the compiler knows of pointer 'x': addresses it derived
+ * from 'x' before are computed again after, instead of each living in a
+ * callee-saved register (and its frame) across a wait. */
+#if defined(__GNUC__) || defined(__clang__)
+#define KPNI_OPAQUE(x) __asm__("" : "+r"(x))
+#else
+#define KPNI_OPAQUE(x) ((void)0)
+#endif
+
 /* AddressSanitizer: a process that never returns leaves its frames'
  * redzones poisoned in the arena; re-initialising the arena must clear
  * them or the next net using those bytes trips false reports. */
