@@ -132,12 +132,17 @@ kpn_status kpn_connect(kpn_net *net, kpn_chan **out, kpn_proc *writer,
  * them save registers. */
 static KPNI_INLINE int copy_small(void *dst, const void *src, size_t n)
 {
-    switch (n) {
-    case 4: kpni_memcpy(dst, src, 4); return 1;
-    case 8: kpni_memcpy(dst, src, 8); return 1;
-    case 16: kpni_memcpy(dst, src, 16); return 1;
-    default: return 0;
-    }
+    /* tested in this order, the commonest sizes first: a word, an int,
+     * a pair of words (a switch leaves the order to the compiler) */
+    if (n == 8)
+        kpni_memcpy(dst, src, 8);
+    else if (n == 4)
+        kpni_memcpy(dst, src, 4);
+    else if (n == 16)
+        kpni_memcpy(dst, src, 16);
+    else
+        return 0;
+    return 1;
 }
 
 static void copy_msg(void *dst, const void *src, size_t n)
@@ -294,28 +299,37 @@ static KPNI_INLINE kpn_status release(kpn_proc *self, kpn_proc *other, kpn_chan 
 #define LOOK_SENT(c) KPNI_LOAD_ACQ(&(c)->sent)
 #endif
 
-/* A message is in the ring at wpos (rpos taken out): move past it and
- * publish the counter; sent_one also releases the other end. */
-static KPNI_INLINE void publish_sent(kpn_chan *c, kpn_proc *self, size_t sent)
+/* The ring offset after the message at 'at', of a ring of 'bytes'.
+ * Worked out before the message is copied: the copy may alias the
+ * channel, and would make the compiler load its fields again. */
+static KPNI_INLINE size_t next_pos(size_t at, size_t msg_size, size_t bytes)
 {
-    c->wpos += c->msg_size;
-    if (c->wpos == KPNI_WRING_BYTES(c))
-        c->wpos = 0;
+    at += msg_size;
+    return at == bytes ? 0 : at;
+}
+
+#define NEXT_WPOS(c) next_pos((c)->wpos, (c)->msg_size, KPNI_WRING_BYTES(c))
+#define NEXT_RPOS(c) next_pos((c)->rpos, (c)->msg_size, KPNI_RRING_BYTES(c))
+
+/* A message is in the ring at wpos (rpos taken out): move past it, to
+ * 'wpos', and publish the counter; sent_one also releases the other end. */
+static KPNI_INLINE void publish_sent(kpn_chan *c, kpn_proc *self, size_t sent, size_t wpos)
+{
+    c->wpos = wpos;
     KPNI_STORE_REL(&c->sent, sent + 1);
     self->runner->messages++;
 }
 
-static KPNI_INLINE kpn_status sent_one(kpn_chan *c, kpn_proc *self, size_t sent)
+static KPNI_INLINE kpn_status sent_one(kpn_chan *c, kpn_proc *self, size_t sent, size_t wpos)
 {
-    publish_sent(c, self, sent);
+    publish_sent(c, self, sent, wpos);
     return release(self, c->reader, c, KPN_PROC_BLOCKED_READ);
 }
 
-static KPNI_INLINE kpn_status received_one(kpn_chan *c, kpn_proc *self, size_t received)
+static KPNI_INLINE kpn_status received_one(kpn_chan *c, kpn_proc *self, size_t received,
+                                           size_t rpos)
 {
-    c->rpos += c->msg_size;
-    if (c->rpos == KPNI_RRING_BYTES(c))
-        c->rpos = 0;
+    c->rpos = rpos;
     KPNI_STORE_REL(&c->received, received + 1);
     if (!KPNI_CROSS(c))
         TELL_WRITER(c, received + 1);
@@ -326,7 +340,7 @@ static KPNI_INLINE kpn_status received_one(kpn_chan *c, kpn_proc *self, size_t r
 static KPNI_INLINE kpn_status send_whole(kpn_chan *c, const void *msg)
 {
     kpn_proc *self = c->writer;
-    size_t sent = c->sent;
+    size_t sent = c->sent, wpos;
 
     if (KPNI_UNLIKELY(!is_running(self)))
         return KPN_EPERM;
@@ -339,8 +353,9 @@ static KPNI_INLINE kpn_status send_whole(kpn_chan *c, const void *msg)
         if (KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED)
             goto drop;
     }
+    wpos = NEXT_WPOS(c);
     copy_msg(c->ring + c->wpos, msg, c->msg_size);
-    return sent_one(c, self, sent);
+    return sent_one(c, self, sent, wpos);
 drop:
     self->runner->drops++;
     return KPN_OK;
@@ -350,6 +365,8 @@ drop:
  * 'empty': the caller has just seen the ring empty. */
 static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg, int empty)
 {
+    size_t rpos;
+
     /* Only 'c' and 'msg' live across the wait, everything else is read
      * again: a frame that saves fewer registers is a stack line fewer
      * for every hop that blocks here. */
@@ -370,8 +387,9 @@ static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg, int empty)
                 break;
         }
     }
+    rpos = NEXT_RPOS(c);
     copy_msg(msg, c->ring + c->rpos, c->msg_size);
-    return received_one(c, c->reader, c->received);
+    return received_one(c, c->reader, c->received, rpos);
 }
 
 /* Whatever is not the common case (a full ring, a closed channel, an
@@ -403,7 +421,7 @@ static KPNI_NOINLINE kpn_status get_wait(kpn_chan *c, void *msg)
 static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
 {
     kpn_proc *self = c->writer, *reader = c->reader;
-    size_t sent = c->sent;
+    size_t sent = c->sent, wpos;
     unsigned state;
 
     if (KPN_COMPACT) /* small memories: one copy of the send, not two */
@@ -415,9 +433,10 @@ static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
                       (sent - SEEN_RECEIVED(c) >= c->cap && sent - LOOK_RECEIVED(c) >= c->cap) ||
                       state == KPN_PROC_EXITED))
         return put_slow(c, msg);
+    wpos = NEXT_WPOS(c);
     if (!copy_small(c->ring + c->wpos, msg, c->msg_size))
         return put_slow(c, msg);
-    publish_sent(c, self, sent);
+    publish_sent(c, self, sent, wpos);
     return release_seen(self, reader, c, KPN_PROC_BLOCKED_READ, state);
 }
 
@@ -425,7 +444,7 @@ static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
 static KPNI_INLINE kpn_status get_fast(kpn_chan *c, void *msg)
 {
     kpn_proc *self = c->reader;
-    size_t received = c->received;
+    size_t received = c->received, rpos;
 
     if (KPN_COMPACT)
         return get_slow(c, msg);
@@ -433,9 +452,10 @@ static KPNI_INLINE kpn_status get_fast(kpn_chan *c, void *msg)
         return get_slow(c, msg);
     if (SEEN_SENT(c) == received && LOOK_SENT(c) == received)
         return get_wait(c, msg);
+    rpos = NEXT_RPOS(c);
     if (!copy_small(msg, c->ring + c->rpos, c->msg_size))
         return get_slow(c, msg);
-    return received_one(c, self, received);
+    return received_one(c, self, received, rpos);
 }
 
 kpn_status kpn_send(kpn_chan *c, const void *msg)

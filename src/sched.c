@@ -269,14 +269,15 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
 void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
 {
     kpni_runner *r = self->runner;
+    int resolve = r->resolve; /* once: the stores below may alias it */
 
-    if (KPNI_MT(r) || (r->resolve && (why == KPN_PROC_BLOCKED_WRITE || self->watched))) {
+    if (KPNI_MT(r) || (resolve && (why == KPN_PROC_BLOCKED_WRITE || self->watched))) {
         block_any(self, why, on);
         return;
     }
     KPNI_STORE(&self->wait, on);
     KPNI_STORE(&self->state, why);
-    if (r->resolve) /* kpni_proc_waits_for(self): 'on''s writer */
+    if (resolve) /* kpni_proc_waits_for(self): 'on''s writer */
         on->writer->nwaiters++;
     park(self, 0);
 }
