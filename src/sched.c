@@ -294,7 +294,7 @@ void kpni_sched_exit(kpn_proc *self)
     kpni_proc_finish(self);
     if (KPNI_MT(r))
         kpni_lock_down(r);
-    park(self, 0); /* never resumed: no lock to let go of */
+    park(self, 0); /* never resumed: nothing follows the switch */
     KPN_ASSERT(0); /* an exited process is never resumed */
 }
 
