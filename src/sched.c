@@ -115,6 +115,15 @@ static KPNI_INLINE void park_switch(kpni_runner *r, kpn_proc *self)
     }
 }
 
+/* Back in a process after its switch: with several runners, let go of
+ * the lock of the runner that resumed it, which its resumer took for it
+ * (see park). */
+static KPNI_INLINE void resumed(kpn_proc *self, int mt)
+{
+    if (mt)
+        kpni_unlock(KPNI_LOAD(&self->runner));
+}
+
 /* park's rare cases: an overrun guard, or input offered meanwhile. */
 static KPNI_NOINLINE void park_cold(kpn_proc *self)
 {
@@ -144,8 +153,7 @@ static KPNI_NOINLINE void park_cold(kpn_proc *self)
         kpni_lock_down(r);
     }
     park_switch(r, self);
-    if (KPNI_MT(r))
-        kpni_unlock(KPNI_LOAD(&self->runner)); /* see park */
+    resumed(self, KPNI_MT(r));
 }
 
 /*
@@ -177,8 +185,7 @@ static KPNI_INLINE void park(kpn_proc *self, int mt)
         return;
     }
     park_switch(r, self);
-    if (mt)
-        kpni_unlock(KPNI_LOAD(&self->runner));
+    resumed(self, mt);
 }
 
 /* The resolver's walk as 'self' blocks (block_any says when): returns 1
