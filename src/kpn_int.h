@@ -139,6 +139,10 @@
 #define KPNI_INLINE __inline__ __attribute__((always_inline))
 #define KPNI_LIKELY(x) __builtin_expect(!!(x), 1)
 #define KPNI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* start loading the line at integer address 'a', to read or to write;
+ * a prefetch never faults, whatever 'a' is */
+#define KPNI_PREFETCH(a) __builtin_prefetch((const void *)(a), 0, 3)
+#define KPNI_PREFETCH_W(a) __builtin_prefetch((const void *)(a), 1, 3)
 #else
 #include <string.h>
 #define kpni_memcpy memcpy
@@ -147,6 +151,8 @@
 #define KPNI_INLINE
 #define KPNI_LIKELY(x) (x)
 #define KPNI_UNLIKELY(x) (x)
+#define KPNI_PREFETCH(a) ((void)0)
+#define KPNI_PREFETCH_W(a) ((void)0)
 #endif
 
 /* Forget what the compiler knows of pointer 'x': addresses it derived
@@ -803,10 +809,8 @@ static inline void kpni_sched_ready_by(kpni_runner *waker, kpn_proc *p, kpn_proc
 {
     int mt = KPNI_MT(waker); /* once: the stores below may alias it */
 
-#if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch((const void *)(KPNI_PARKED_AT(p) - 64), 0, 3);
-    __builtin_prefetch((const void *)KPNI_PARKED_AT(p), 0, 3);
-#endif
+    KPNI_PREFETCH(KPNI_PARKED_AT(p) - 64);
+    KPNI_PREFETCH(KPNI_PARKED_AT(p));
     if (waker->resolve) {
         KPNI_NWAITERS_ADD(waker, by, -1);
         p->watched |= by->watched;
