@@ -74,23 +74,19 @@ int aes_sequential(mbedtls_aes_context *aes, const unsigned char base[16], unsig
  * gcc -O2, mbedTLS 2.28 (libmbedcrypto.so), AVX-512 CPU:
  *
  *                                     amd64 port   posix port
- *   worker, 1 runner                     376          408
- *   worker, 2 runners                   3368         3368
- *   source                               224          232
+ *   worker, 1 or 2 runners               376          408
+ *   source, 2 runners                    240          232
  *
- * The 3 KB jump is not AES: with several runners, the first time any
- * process wakes a sleeping runner, kpn's POSIX thread services call
- * pthread_cond_signal (and its mutex) from that process's stack, and the
- * first call of a shared-library function goes through the dynamic
- * linker's lazy binding, which saves the whole vector register file
- * there (that is the 3368 with AVX-512; LD_BIND_NOW=1 brings the peaks
- * back to 376 and 408).  'warm_up' below makes mbedTLS's bindings on the
- * host's stack, so none of them ever lands on a worker's.
- * AES_NET_STACK (8 KiB) is 2.4 times the worst peak; the example prints
- * the peak of every run, and a process that overflows stops the run
- * with KPN_ESTACK.  Builds that grow frames (sanitizers, -O0) need more:
- * set aes_params.stack.  No signal handler runs on these stacks (the
- * example installs none; see KPN_STACK_MIN).
+ * A shared library's first call goes through the dynamic linker's lazy
+ * binding, which saves the whole vector register file on the caller's
+ * stack (about 2.7 KB with AVX-512).  kpn's POSIX thread services bind
+ * their own functions on the host's stack when the net is made, and
+ * 'warm_up' below does the same for mbedTLS's, so none of that lands on
+ * a worker's stack.  AES_NET_STACK (8 KiB) is 20 times the peak; the
+ * example prints the peak of every run, and a process that overflows
+ * stops the run with KPN_ESTACK.  Builds that grow frames (sanitizers,
+ * -O0) need more: set aes_params.stack.  No signal handler runs on these
+ * stacks (the example installs none; see KPN_STACK_MIN).
  */
 
 /* Worker: encrypt every chunk sent 'passes' times in place, reply with

@@ -269,6 +269,19 @@ int kpn_port_sem_init(kpn_port_sem *s)
     }
     s->count = 0;
     s->waiters = 0;
+    /* A process can be the first to call these: a post wakes a runner
+     * from whichever process made work ready, and a runner's lock yields
+     * while it spins.  In a program linked for lazy binding, the first
+     * call of a shared-library function goes through the dynamic linker,
+     * which saves the whole vector register file on the caller's stack
+     * (about 2.7 KB with AVX-512): on a process's 4 KiB stack that is an
+     * overflow, and only in the runs where a runner happened to be
+     * asleep.  Calling each once here, on the host's stack, binds them
+     * first (a signal with no waiter does nothing). */
+    (void)pthread_mutex_lock(&s->lock);
+    (void)pthread_cond_signal(&s->posted);
+    (void)pthread_mutex_unlock(&s->lock);
+    (void)sched_yield();
     return 0;
 }
 
