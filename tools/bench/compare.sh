@@ -8,7 +8,11 @@
 # Prints a Markdown table of medians (with the range) on stdout; progress
 # on stderr.  The working tree's runs also try --policy=auto (kpn_place),
 # the other wake rule (--wake=last) and two independent pipelines, one
-# per runner (--copies=2 --policy=static).
+# per runner (--copies=2 --policy=static).  Where taskset is there, each
+# round also times the working tree's 1-runner pipeline and random
+# networks bound to CPU 0 and to CPU 1: two CPUs of a virtual machine
+# need not be equally fast, and a 2-runner speedup is bounded by what
+# an even split over them can give (tools/bench/ceiling.sh).
 #
 # Usage: tools/bench/compare.sh BASE [ROUNDS]     (ROUNDS default 5)
 set -eu
@@ -46,6 +50,20 @@ round() {
     "$d/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 2>/dev/null | tail -1 >>"$out/aes16k.$v"
 }
 
+# pinned D OUT ARGS...: the 1-runner wall time of one run bound to CPU 0
+# and of one bound to CPU 1, as "t0 t1" on a line of OUT
+pinned() {
+    d=$1 f=$2
+    shift 2
+    t0=$(taskset -c 0 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n 's/.* wall_1=\([0-9.]*\).*/\1/p')
+    t1=$(taskset -c 1 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n 's/.* wall_1=\([0-9.]*\).*/\1/p')
+    echo "$t0 $t1" >>"$out/$f"
+}
+pin=
+if command -v taskset >/dev/null 2>&1 && taskset -c 1 true 2>/dev/null; then
+    pin=1
+fi
+
 i=0
 while [ "$i" -lt "$rounds" ]; do
     i=$((i + 1))
@@ -61,6 +79,11 @@ while [ "$i" -lt "$rounds" ]; do
         2>/dev/null | tail -1 >>"$out/pipe.last"
     "$new/random" --preset=RND-A --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rnda.last"
     "$new/random" --preset=RND-B --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rndb.last"
+    if [ -n "$pin" ]; then
+        pinned "$new" pin.pipe pipeline --stages=50 --d=1000000 --t_ms=1 --capacity=64
+        pinned "$new" pin.rnda random --preset=RND-A --d=50000
+        pinned "$new" pin.rndb random --preset=RND-B --d=50000
+    fi
     echo "compare: round $i/$rounds" >&2
 done
 
@@ -86,6 +109,10 @@ ratio10k() {
         if (a > 0) print b / a }'
 }
 hop() { echo "$1" | sed -n "s/.* $2=\([0-9.]*\).*/\1/p"; }
+# even FILE: per round, 2 * faster / slower of the two bound runs
+even() { awk 'NF == 2 && $1 > 0 && $2 > 0 { f = $1 < $2 ? $1 : $2; s = $1 < $2 ? $2 : $1; print 2 * f / s }' "$out/$1" 2>/dev/null; }
+# slow FILE: per round, how much longer the slower CPU took than the faster
+slow() { awk 'NF == 2 && $1 > 0 && $2 > 0 { f = $1 < $2 ? $1 : $2; s = $1 < $2 ? $2 : $1; print s / f }' "$out/$1" 2>/dev/null; }
 
 echo "Before: $base; after: the working tree ($(git rev-parse --short HEAD)$(git diff --quiet || echo ', modified')). Medians of $rounds rounds, range in brackets."
 echo
@@ -99,12 +126,16 @@ row "pipeline, 50 stages, no work, 1 runner: ns per message-stage" "<= 5" "$(fie
 row "pipeline, no work: 2 runners / 1 (work stealing)" ">= 1.5" "$(field "$out/pipe.before" speedup | stats 1 2)" "$(field "$out/pipe.after" speedup | stats 1 2)"
 row "pipeline, no work: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/pipe.last" speedup | stats 1 2)"
 row "pipeline, no work: 2 runners / 1 (kpn_place)" ">= 1.5" "-" "$(field "$out/pipe.auto" speedup | stats 1 2)"
+row "pipeline, 1 runner bound to one CPU: slower CPU / faster" "-" "-" "$(slow pin.pipe | stats 1 2)"
+row "pipeline: what an even split over the two CPUs can give (2 x faster / slower)" "-" "-" "$(even pin.pipe | stats 1 2)"
 row "two independent 25-stage pipelines, one per runner: 2 runners / 1" "-" "-" "$(field "$out/copies.after" speedup | stats 1 2)"
 row "RND-A, d = 50 000: 2 runners / 1 (work stealing)" ">= 1.3" "$(field "$out/rnda.before" speedup | stats 1 2)" "$(field "$out/rnda.after" speedup | stats 1 2)"
 row "RND-A, d = 50 000: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/rnda.last" speedup | stats 1 2)"
 row "RND-A, d = 50 000: 2 runners / 1 (kpn_place)" ">= 1.3" "-" "$(field "$out/rnda.auto" speedup | stats 1 2)"
+row "RND-A: what an even split over the two CPUs can give" "-" "-" "$(even pin.rnda | stats 1 2)"
 row "RND-B, d = 50 000: 2 runners / 1 (work stealing)" ">= 1.3" "$(field "$out/rndb.before" speedup | stats 1 2)" "$(field "$out/rndb.after" speedup | stats 1 2)"
 row "RND-B, d = 50 000: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/rndb.last" speedup | stats 1 2)"
 row "RND-B, d = 50 000: 2 runners / 1 (kpn_place)" ">= 1.3" "-" "$(field "$out/rndb.auto" speedup | stats 1 2)"
+row "RND-B: what an even split over the two CPUs can give" "-" "-" "$(even pin.rndb | stats 1 2)"
 row "AES, 1 024 workers, 2 runners: kpn / sequential" ">= 1.85 every time" "$(field "$out/aes2.before" ratio | stats 1 2)" "$(field "$out/aes2.after" ratio | stats 1 2)"
 row "AES, 16 384 workers, 1 runner: kpn / sequential" ">= 0.95" "$(field "$out/aes16k.before" ratio | stats 1 2)" "$(field "$out/aes16k.after" ratio | stats 1 2)"
