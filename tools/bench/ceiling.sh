@@ -33,8 +33,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 
 # bound runs only where two CPUs are there to bind to
 pin=
-if command -v taskset >/dev/null 2>&1 && [ "$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)" -ge 2 ] &&
-    taskset -c 1 true 2>/dev/null; then
+if command -v taskset >/dev/null 2>&1 && taskset -c 1 true 2>/dev/null; then
     pin=1
 fi
 
