@@ -58,7 +58,6 @@ static KPNI_INLINE void dispatch(kpni_runner *r, kpn_proc *p)
     KPNI_STORE(&r->current, p);
 }
 
-
 /* ------------------------------------------------------------------ */
 /* The scheduler's half of input channels (input.c has the other): the
  * readers that kpn_offer cannot make ready from outside the net. */
