@@ -409,6 +409,29 @@ static kpn_proc *blame(kpn_net *net, const void *x)
     return best;
 }
 
+/* The scan below walks lists whose records lie far apart in the arena
+ * and were last touched long ago (16 384 processes: some 12 ms of
+ * misses, one after the other).  Each step asks for the lines the next
+ * step reads while it checks its own: the next record, and this
+ * process's band, which the check reads a word at a time.  A prefetch
+ * of a damaged pointer is harmless: it is a hint, it never faults. */
+static void ahead_proc(const kpn_proc *p)
+{
+    const unsigned char *band = p->stack_lo - KPN_STACK_GUARD;
+    size_t i;
+
+    KPNI_PREFETCH(p->next);
+    KPNI_PREFETCH((const unsigned char *)p->next + 64);
+    for (i = 0; i < KPN_STACK_GUARD; i += 64)
+        KPNI_PREFETCH(band + i);
+}
+
+static void ahead_chan(const kpn_chan *c)
+{
+    KPNI_PREFETCH(c->next);
+    KPNI_PREFETCH(&c->next->next);
+}
+
 /*
  * The switch checks only the guard words nearest each stack; a frame
  * with a gap can step over them, and over the whole band.  Before
@@ -425,6 +448,7 @@ static kpn_proc *find_fault(kpn_net *net)
     if (!kpni_net_sane(net))
         kpni_fail_stop(); /* see park */
     for (p = net->procs; kpni_proc_sane(net, p); p = p->next) {
+        ahead_proc(p);
         if (!kpni_proc_guard_intact(p))
             return p;
         last = p;
@@ -433,8 +457,10 @@ static kpn_proc *find_fault(kpn_net *net)
     if (n != net->nprocs || last != net->procs_tail)
         return blame(net, p != NULL ? (const void *)p : (const void *)last);
     n = 0;
-    for (c = net->chans; kpni_chan_sane(net, c); c = c->next)
+    for (c = net->chans; kpni_chan_sane(net, c); c = c->next) {
+        ahead_chan(c);
         ++n;
+    }
     if (n != net->nchans)
         return blame(net, c != NULL ? (const void *)c : (const void *)net);
     return NULL;
