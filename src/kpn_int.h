@@ -151,8 +151,8 @@
 #define KPNI_INLINE
 #define KPNI_LIKELY(x) (x)
 #define KPNI_UNLIKELY(x) (x)
-#define KPNI_PREFETCH(a) ((void)0)
-#define KPNI_PREFETCH_W(a) ((void)0)
+#define KPNI_PREFETCH(a) ((void)(a))
+#define KPNI_PREFETCH_W(a) ((void)(a))
 #endif
 
 /* Forget what the compiler knows of pointer 'x': addresses it derived

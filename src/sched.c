@@ -410,26 +410,31 @@ static kpn_proc *blame(kpn_net *net, const void *x)
 }
 
 /* The scan below walks lists whose records lie far apart in the arena
- * and were last touched long ago (16 384 processes: some 12 ms of
- * misses, one after the other).  Each step asks for the lines the next
- * step reads while it checks its own: the next record, and this
- * process's band, which the check reads a word at a time.  A prefetch
- * of a damaged pointer is harmless: it is a hint, it never faults. */
+ * and were last touched long ago: without help, 16 384 processes and
+ * their 32 768 channels wait about 12 ms on misses, one after the
+ * other.  Each step asks for the lines the next step reads while it
+ * checks its own: the next record, and this process's band, which the
+ * check reads a word at a time.  The next pointer may be NULL or, after
+ * an overflow, anything: it is only ever an address to prefetch, which
+ * is a hint and never faults. */
 static void ahead_proc(const kpn_proc *p)
 {
+    uintptr_t next = (uintptr_t)p->next;
     const unsigned char *band = p->stack_lo - KPN_STACK_GUARD;
     size_t i;
 
-    KPNI_PREFETCH(p->next);
-    KPNI_PREFETCH((const unsigned char *)p->next + 64);
+    KPNI_PREFETCH(next);
+    KPNI_PREFETCH(next + 64);
     for (i = 0; i < KPN_STACK_GUARD; i += 64)
         KPNI_PREFETCH(band + i);
 }
 
 static void ahead_chan(const kpn_chan *c)
 {
-    KPNI_PREFETCH(c->next);
-    KPNI_PREFETCH(&c->next->next);
+    uintptr_t next = (uintptr_t)c->next;
+
+    KPNI_PREFETCH(next);
+    KPNI_PREFETCH(next + offsetof(kpn_chan, next));
 }
 
 /*
