@@ -218,30 +218,35 @@ static kpn_status look_cross(kpn_proc *self, kpn_proc *other, kpn_chan *c, kpn_p
  * next block makes the look again after a fence (kpni_chan_flush).  The
  * look made here misses a partner only in the instant it takes to park,
  * and that partner is found by the next message, by the flush, or by
- * its own runner as soon as that runs out of work (runners.c). */
+ * its own runner as soon as that runs out of work (runners.c).  A
+ * process keeps one note for the channels it writes and one for those
+ * it reads: moving on to another channel in the same direction makes
+ * the fenced look for the old one then. */
 static KPNI_NOINLINE kpn_status release_cross(kpn_proc *self, kpn_proc *other, kpn_chan *c,
                                               kpn_proc_state why)
 {
-    if (KPNI_UNFENCED(self) != c) {
-        if (KPNI_UNFENCED(self) != NULL)
-            kpni_chan_flush(self); /* one channel noted at a time */
-        KPNI_SET_UNFENCED(self, c);
+    int end = why == KPN_PROC_BLOCKED_READ ? KPNI_WRITES : KPNI_READS;
+
+    if (KPNI_UNFENCED(self, end) != c) {
+        if (KPNI_UNFENCED(self, end) != NULL)
+            kpni_chan_flush(self, end);
+        KPNI_SET_UNFENCED(self, end, c);
     }
     return look_cross(self, other, c, why);
 }
 
 /* The look release_cross left out, with its fence: about to block, 'self'
- * wakes the other end of the channel it noted if that waits on it.  Made
- * before 'self' takes its runner's lock: the wake takes the other's
- * runner's lock, which may be the same one. */
-void kpni_chan_flush(kpn_proc *self)
+ * wakes the other end of the channel it noted for 'end' if that waits on
+ * it.  Made before 'self' takes its runner's lock: the wake takes the
+ * other's runner's lock, which may be the same one. */
+void kpni_chan_flush(kpn_proc *self, int end)
 {
-    kpn_chan *c = KPNI_UNFENCED(self);
-    int writes = c->writer == self;
+    kpn_chan *c = KPNI_UNFENCED(self, end);
+    int writes = end == KPNI_WRITES;
     kpn_proc *other = writes ? c->reader : c->writer;
     kpn_proc_state why = writes ? KPN_PROC_BLOCKED_READ : KPN_PROC_BLOCKED_WRITE;
 
-    KPNI_SET_UNFENCED(self, (kpn_chan *)NULL);
+    KPNI_SET_UNFENCED(self, end, (kpn_chan *)NULL);
     KPNI_FENCE();
     (void)look_cross(self, other, c, why);
 }

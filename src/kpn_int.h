@@ -499,10 +499,13 @@ struct kpn_proc {
 #endif
 #if KPN_THREADS
     unsigned home;             /* its runner under KPN_POLICY_STATIC */
-    /* A crossing channel this process has sent on or received from since
-     * it last blocked, its partner looked at without a fence (chan.c,
-     * release_cross); the block looks again, after one. */
-    kpn_chan *unfenced;
+    /* The crossing channels this process has sent on ([KPNI_WRITES]) and
+     * received from ([KPNI_READS]) since it last blocked, their partners
+     * looked at without a fence (chan.c, release_cross); the block looks
+     * again, after one.  One of each, so that a stage of a pipeline,
+     * which takes a message from one channel and puts one on another,
+     * pays no fence between its blocks. */
+    kpn_chan *unfenced[2];
 #endif
 #ifdef KPNI_TSAN
     void *fiber;
@@ -656,6 +659,10 @@ static inline kpn_proc *kpni_proc_waits_for(const kpn_proc *p)
  * KPNI_MT is a constant 0 and the calls below are empty, so the
  * scheduler reads straight through with no #if of its own (Lua's
  * lua_lock does the same). */
+
+/* A process's two notes of a crossing channel (kpn_proc.unfenced). */
+enum { KPNI_WRITES, KPNI_READS };
+
 #if KPN_THREADS
 #define KPNI_MT(r) ((r)->mt)
 #define KPNI_CROSS(c) ((c)->cross)
@@ -665,8 +672,8 @@ static inline kpn_proc *kpni_proc_waits_for(const kpn_proc *p)
 #define KPNI_NWAITERS_ADD(r, p, d)                                                        \
     (KPNI_MT(r) ? (void)__atomic_fetch_add(&(p)->nwaiters, (uint32_t)(d), __ATOMIC_RELAXED) \
                 : (void)((p)->nwaiters += (uint32_t)(d)))
-#define KPNI_UNFENCED(p) ((p)->unfenced)
-#define KPNI_SET_UNFENCED(p, c) ((p)->unfenced = (c))
+#define KPNI_UNFENCED(p, end) ((p)->unfenced[end])
+#define KPNI_SET_UNFENCED(p, end, c) ((p)->unfenced[end] = (c))
 void kpni_runners_parked_cross(kpni_runner *r, kpn_proc *p);
 void kpni_lock(kpni_runner *r);
 void kpni_unlock(kpni_runner *r);
@@ -688,8 +695,8 @@ kpn_status kpni_runners_run(kpn_net *net);
 #define KPNI_MT(r) 0
 #define KPNI_CROSS(c) 0
 #define KPNI_NWAITERS_ADD(r, p, d) ((void)(r), (void)((p)->nwaiters += (uint32_t)(d)))
-#define KPNI_UNFENCED(p) ((void)(p), (kpn_chan *)NULL)
-#define KPNI_SET_UNFENCED(p, c) ((void)(p), (void)(c))
+#define KPNI_UNFENCED(p, end) ((void)(p), (void)(end), (kpn_chan *)NULL)
+#define KPNI_SET_UNFENCED(p, end, c) ((void)(p), (void)(end), (void)(c))
 static inline void kpni_runners_parked_cross(kpni_runner *r, kpn_proc *p) { (void)r; (void)p; }
 static inline void kpni_lock(kpni_runner *r) { (void)r; }
 static inline void kpni_unlock(kpni_runner *r) { (void)r; }
@@ -890,7 +897,7 @@ int kpni_chan_valid(const kpn_chan *c);
 int kpni_chan_sane(const kpn_net *net, const kpn_chan *c);
 kpn_status kpni_chan_grow(kpn_chan *c);
 int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why);
-void kpni_chan_flush(kpn_proc *self);
+void kpni_chan_flush(kpn_proc *self, int end);
 kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
                           kpn_proc *reader, size_t msg_size, size_t capacity);
 

@@ -255,8 +255,10 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
     kpni_runner *r = self->runner;
     int mt = KPNI_MT(r); /* read once: the stores below may alias it */
 
-    if (mt && KPNI_UNFENCED(self) != NULL)
-        kpni_chan_flush(self);
+    if (mt && KPNI_UNFENCED(self, KPNI_WRITES) != NULL)
+        kpni_chan_flush(self, KPNI_WRITES);
+    if (mt && KPNI_UNFENCED(self, KPNI_READS) != NULL)
+        kpni_chan_flush(self, KPNI_READS);
     if (mt)
         kpni_lock(r);
     KPNI_STORE(&self->wait, on);
