@@ -654,15 +654,14 @@ static inline kpn_proc *kpni_proc_waits_for(const kpn_proc *p)
     return p->state == KPN_PROC_BLOCKED_READ ? p->wait->writer : p->wait->reader;
 }
 
+/* A process's two notes of a crossing channel (kpn_proc.unfenced). */
+enum { KPNI_WRITES, KPNI_READS };
+
 /* ------------------------------------------------------------------ */
 /* Several runners (runners.c).  Without KPN_THREADS 'mt' is never set,
  * KPNI_MT is a constant 0 and the calls below are empty, so the
  * scheduler reads straight through with no #if of its own (Lua's
  * lua_lock does the same). */
-
-/* A process's two notes of a crossing channel (kpn_proc.unfenced). */
-enum { KPNI_WRITES, KPNI_READS };
-
 #if KPN_THREADS
 #define KPNI_MT(r) ((r)->mt)
 #define KPNI_CROSS(c) ((c)->cross)
