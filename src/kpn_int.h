@@ -484,6 +484,11 @@ struct kpn_proc {
     unsigned char state;       /* a kpn_proc_state */
     unsigned char watched;     /* a write-blocked chain may end here */
     unsigned char dead;        /* on a true deadlock cycle: never runs again */
+#if KPN_THREADS
+    /* its runner under KPN_POLICY_STATIC (KPN_MAX_RUNNERS is 32): in a
+     * byte the line has spare, which a wake reads anyway */
+    unsigned char home;
+#endif
     uint32_t nwaiters;         /* blocked processes waiting on this one */
     kpn_chan *wait;            /* channel it is blocked on (wait-for edge) */
     kpn_proc *next_ready;      /* run queue link; see KPNI_PARKED_AT */
@@ -498,7 +503,6 @@ struct kpn_proc {
     uintptr_t seal;            /* kpni_seal(this, net) */
 #endif
 #if KPN_THREADS
-    unsigned home;             /* its runner under KPN_POLICY_STATIC */
     /* The crossing channels this process has sent on ([KPNI_WRITES]) and
      * received from ([KPNI_READS]) since it last blocked, their partners
      * looked at without a fence (chan.c, release_cross); the block looks

@@ -196,7 +196,7 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
         net->procs = p;
     net->procs_tail = p;
 #if KPN_THREADS
-    p->home = (unsigned)(net->nprocs % net->nrunners);
+    p->home = (unsigned char)(net->nprocs % net->nrunners);
     net->nprocs++;
     kpni_sched_enqueue(&net->runners[p->home], p);
 #else
@@ -268,7 +268,7 @@ kpn_status kpn_proc_pin(kpn_proc *p, unsigned runner)
     if (p->net->state == KPNI_NET_RUNNING)
         return KPN_ESTATE;
 #if KPN_THREADS
-    p->home = runner;
+    p->home = (unsigned char)runner;
 #endif
     if (p->state == KPN_PROC_READY)
         kpni_sched_enqueue(&p->net->runners[runner], p); /* moves it */
