@@ -136,8 +136,8 @@ test-bins: $(TEST_BINS)
 # $(RESULTS) for the total.
 test-port:
 	@sh tools/deps.sh test
+	@rm -rf $(RESULTS) # first: a suite that does not build leaves no results to total
 	@$(MAKE) --no-print-directory test-bins
-	@rm -rf $(RESULTS)
 	@echo "== suite, port $(PORT)$(VARIANT)"
 	@sh tools/cmocka/run_suite.sh run $(RESULTS) $(TEST_BINS)
 
@@ -157,7 +157,8 @@ sanitize:
 
 tsan:
 	@sh tools/deps.sh test clang
-	@sh tools/tsan.sh $(PORTS); sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)-tsan/results)
+	@sh tools/tsan.sh $(PORTS); s=$$?; \
+	sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)-tsan/results) && exit $$s
 
 # The suite under memcheck on the ucontext port, with the process stacks
 # announced to valgrind (KPN_VALGRIND).  Any error fails.

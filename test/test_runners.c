@@ -508,8 +508,9 @@ static void blind_writer(void *arg)
         if (__atomic_load_n(&other->sleeping, __ATOMIC_SEQ_CST) == KPNI_SPINNING) {
             blind_found_idle++;
         } else {
-            self->unfenced = blind_chan; /* asleep already: the look a block makes */
-            kpni_chan_flush(self);
+            /* asleep already: the look a block makes */
+            self->unfenced[KPNI_WRITES] = blind_chan;
+            kpni_chan_flush(self, KPNI_WRITES);
         }
         for (spins = 0; spins < 1000000000L && __atomic_load_n(&blind_got, __ATOMIC_SEQ_CST) <= k;
              ++spins)

@@ -12,9 +12,9 @@ set -u
 flags="-fsanitize=thread -fno-omit-frame-pointer"
 status=0
 for port in "$@"; do
+    rm -rf build/$port-tsan/results # first: no stale results if the build fails
     make --no-print-directory CC=clang PORT=$port VARIANT=-tsan XFLAGS="$flags" OPT=-O1 \
         test-bins >/dev/null || exit 1
-    rm -rf build/$port-tsan/results
     echo "== suite under ThreadSanitizer, port $port"
     run=""
     build/$port-tsan/tests/test_status >/dev/null 2>&1 || run="setarch $(uname -m) -R"
