@@ -45,8 +45,19 @@ static size_t ring_size(size_t msg_size, size_t cap)
 typedef char kpni_chan_lines_check[(offsetof(kpn_chan, wpos) == KPNI_LINE &&
                                     offsetof(kpn_chan, serial) == 4 && /* kpni_chan_ok */
                                     offsetof(kpn_chan, rpos) == 2 * KPNI_LINE) ? 1 : -1];
+/* the reader's four words in the same order on either line (KPNI_RD) */
+#define RD_AT(first, field, i) (offsetof(kpn_chan, field) == offsetof(kpn_chan, first) + (i) * sizeof(size_t))
+typedef char kpni_chan_rd_check[(RD_AT(near_rpos, seen_received, KPNI_RD_RECEIVED) &&
+                                 RD_AT(near_rpos, sent, KPNI_RD_SENT) &&
+                                 RD_AT(near_rpos, ring_bytes, KPNI_RD_BYTES) &&
+                                 RD_AT(rpos, received, KPNI_RD_RECEIVED) &&
+                                 RD_AT(rpos, seen_sent, KPNI_RD_SENT) &&
+                                 RD_AT(rpos, rring_bytes, KPNI_RD_BYTES) &&
+                                 offsetof(kpn_chan, rpos) < 256) ? 1 : -1]; /* rd_off */
 #else
 #define LINE_SLACK 0u
+typedef char kpni_chan_rd_check[(offsetof(kpn_chan, received) ==
+                                 offsetof(kpn_chan, rpos) + KPNI_RD_RECEIVED * sizeof(size_t)) ? 1 : -1];
 #endif
 
 size_t kpn_size_chan(size_t msg_size, size_t capacity)
@@ -100,6 +111,7 @@ kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
     c->cap = capacity;
 #if KPNI_CHAN_LINES
     c->ring_bytes = c->rring_bytes = msg_size * capacity;
+    c->rd_off = offsetof(kpn_chan, near_rpos); /* until kpni_chan_set_cross */
     if (writer != net->outside) {
         c->next_out = writer->outs;
         writer->outs = c;
@@ -179,8 +191,8 @@ static KPNI_INLINE int is_running(const kpn_proc *p)
 int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why)
 {
     if (why == KPN_PROC_BLOCKED_READ)
-        return KPNI_LOAD_ACQ(&c->sent) == KPNI_LOAD(&c->received) && !KPNI_LOAD(&c->closed);
-    return KPNI_LOAD(&c->sent) - KPNI_LOAD_ACQ(&c->received) >= KPNI_LOAD(&c->cap) &&
+        return KPNI_LOAD_ACQ(&c->sent) == KPNI_LOAD(&KPNI_RECEIVED(c)) && !KPNI_LOAD(&c->closed);
+    return KPNI_LOAD(&c->sent) - KPNI_LOAD_ACQ(&KPNI_RECEIVED(c)) >= KPNI_LOAD(&c->cap) &&
            KPNI_LOAD(&c->reader->state) != KPN_PROC_EXITED;
 }
 
@@ -283,25 +295,30 @@ static KPNI_INLINE kpn_status release(kpn_proc *self, kpn_proc *other, kpn_chan 
 /* Each end's copy of the other's counter (the hosted layout; the compact
  * one reads the counter itself).  The copy never runs ahead of the
  * counter, so a ring the copy calls full or empty is only looked at
- * again, never overrun. */
+ * again, never overrun.  Where the two ends never run at once the
+ * reader's words are on the writer's line (the struct's picture): the
+ * writer's copy is then the reader's count itself, and the reader's copy
+ * is 'sent', which its look stores back unchanged (nothing else can
+ * write it meanwhile: an input's reader keeps its words on its own line). */
 #if KPNI_CHAN_LINES
 #define SEEN_RECEIVED(c) ((c)->seen_received)
-#define SEEN_SENT(c) ((c)->seen_sent)
-#define LOOK_RECEIVED(c) ((c)->seen_received = KPNI_LOAD_ACQ(&(c)->received))
-#define LOOK_SENT(c) ((c)->seen_sent = KPNI_LOAD_ACQ(&(c)->sent))
-/* Where the two ends never run at once (KPNI_CROSS clear: one runner, or
- * both ends homed on one), the reader keeps the writer's copy up to date
- * itself.  It has the writer's line anyway whenever the ring was empty
- * (it read 'sent' there, and a small ring's data), while the writer
- * would otherwise read 'received' off the reader's line at every send
- * into a ring of one: a line a hop through a ring of processes. */
-#define TELL_WRITER(c, n) ((c)->seen_received = (n))
+#define SEEN_SENT(c, rd) ((rd)[KPNI_RD_SENT])
+#define LOOK_RECEIVED(c) ((c)->seen_received = KPNI_LOAD_ACQ(&KPNI_RECEIVED(c)))
+#define LOOK_SENT(c, rd) look_sent(c, rd)
+/* The store is atomic because on the writer's line it is to 'sent'
+ * itself, which an idle runner may be reading (kpni_chan_must_block). */
+static KPNI_INLINE size_t look_sent(const kpn_chan *c, size_t *rd)
+{
+    size_t sent = KPNI_LOAD_ACQ(&c->sent);
+
+    KPNI_STORE(&rd[KPNI_RD_SENT], sent);
+    return sent;
+}
 #else
-#define TELL_WRITER(c, n) ((void)0)
 #define SEEN_RECEIVED(c) KPNI_LOAD_ACQ(&(c)->received)
-#define SEEN_SENT(c) KPNI_LOAD_ACQ(&(c)->sent)
+#define SEEN_SENT(c, rd) KPNI_LOAD_ACQ(&(c)->sent)
 #define LOOK_RECEIVED(c) KPNI_LOAD_ACQ(&(c)->received)
-#define LOOK_SENT(c) KPNI_LOAD_ACQ(&(c)->sent)
+#define LOOK_SENT(c, rd) KPNI_LOAD_ACQ(&(c)->sent)
 #endif
 
 /* The ring offset after the message at 'at', of a ring of 'bytes'.
@@ -314,7 +331,7 @@ static KPNI_INLINE size_t next_pos(size_t at, size_t msg_size, size_t bytes)
 }
 
 #define NEXT_WPOS(c) next_pos((c)->wpos, (c)->msg_size, KPNI_WRING_BYTES(c))
-#define NEXT_RPOS(c) next_pos((c)->rpos, (c)->msg_size, KPNI_RRING_BYTES(c))
+#define NEXT_RPOS(c, rd) next_pos((rd)[KPNI_RD_POS], (c)->msg_size, KPNI_RD_RING_BYTES(c, rd))
 
 /* A message is in the ring at wpos (rpos taken out): move past it, to
  * 'wpos', and publish the counter; sent_one also releases the other end. */
@@ -331,13 +348,11 @@ static KPNI_INLINE kpn_status sent_one(kpn_chan *c, kpn_proc *self, size_t sent,
     return release(self, c->reader, c, KPN_PROC_BLOCKED_READ);
 }
 
-static KPNI_INLINE kpn_status received_one(kpn_chan *c, kpn_proc *self, size_t received,
-                                           size_t rpos)
+static KPNI_INLINE kpn_status received_one(kpn_chan *c, kpn_proc *self, size_t *rd,
+                                           size_t received, size_t rpos)
 {
-    c->rpos = rpos;
-    KPNI_STORE_REL(&c->received, received + 1);
-    if (!KPNI_CROSS(c))
-        TELL_WRITER(c, received + 1);
+    rd[KPNI_RD_POS] = rpos;
+    KPNI_STORE_REL(&rd[KPNI_RD_RECEIVED], received + 1);
     return release(self, c->writer, c, KPN_PROC_BLOCKED_WRITE);
 }
 
@@ -366,35 +381,60 @@ drop:
     return KPN_OK;
 }
 
+/* A message waits at the reader's words 'rd' and the caller is the
+ * reader: take it.  Any size; out of line, so that a wait's frame keeps
+ * only 'c' and 'msg'. */
+static KPNI_NOINLINE kpn_status take_any(kpn_chan *c, void *msg)
+{
+    size_t *rd = KPNI_RD(c);
+    size_t rpos = NEXT_RPOS(c, rd);
+
+    copy_msg(msg, c->ring + rd[KPNI_RD_POS], c->msg_size);
+    return received_one(c, c->reader, rd, rd[KPNI_RD_RECEIVED], rpos);
+}
+
+/* The same for the sizes copy_small moves, which need no call and so no
+ * frame; the compact build keeps the one copy. */
+static KPNI_INLINE kpn_status take(kpn_chan *c, void *msg, size_t *rd)
+{
+    size_t rpos = NEXT_RPOS(c, rd);
+
+    if (KPN_COMPACT || !copy_small(msg, c->ring + rd[KPNI_RD_POS], c->msg_size))
+        return take_any(c, msg);
+    return received_one(c, c->reader, rd, rd[KPNI_RD_RECEIVED], rpos);
+}
+
 /* A whole receive, on a channel already checked and by its reader;
- * 'empty': the caller has just seen the ring empty. */
+ * 'empty': the caller has just seen the ring empty.  Each look at 'sent'
+ * finds the reader's words afresh: a run may start with them moved, and
+ * only 'c' and 'msg' live across the wait (a frame that saves fewer
+ * registers is a stack line fewer for every hop that blocks here). */
 static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg, int empty)
 {
-    size_t rpos;
+    size_t *rd;
 
-    /* Only 'c' and 'msg' live across the wait, everything else is read
-     * again: a frame that saves fewer registers is a stack line fewer
-     * for every hop that blocks here. */
-    if (empty || LOOK_SENT(c) == c->received) {
-        for (;;) {
-            /* The writer may send its last message and close between
-             * the look at 'sent' and this load (another runner):
-             * 'closed' is published after that message, so look at
-             * 'sent' once more before calling the channel drained. */
-            if (KPNI_LOAD_ACQ(&c->closed)) {
-                if (LOOK_SENT(c) != c->received)
-                    break;
-                return KPN_EOF;
-            }
-            kpni_sched_block(c->reader, KPN_PROC_BLOCKED_READ, c);
-            KPNI_OPAQUE(c);
-            if (LOOK_SENT(c) != c->received)
-                break;
-        }
+    if (!empty) {
+        rd = KPNI_RD(c);
+        if (LOOK_SENT(c, rd) != rd[KPNI_RD_RECEIVED])
+            return take(c, msg, rd);
     }
-    rpos = NEXT_RPOS(c);
-    copy_msg(msg, c->ring + c->rpos, c->msg_size);
-    return received_one(c, c->reader, c->received, rpos);
+    for (;;) {
+        /* The writer may send its last message and close between the
+         * look at 'sent' and this load (another runner): 'closed' is
+         * published after that message, so look at 'sent' once more
+         * before calling the channel drained. */
+        if (KPNI_LOAD_ACQ(&c->closed)) {
+            rd = KPNI_RD(c);
+            if (LOOK_SENT(c, rd) != rd[KPNI_RD_RECEIVED])
+                return take(c, msg, rd);
+            return KPN_EOF;
+        }
+        kpni_sched_block(c->reader, KPN_PROC_BLOCKED_READ, c);
+        KPNI_OPAQUE(c);
+        rd = KPNI_RD(c);
+        if (LOOK_SENT(c, rd) != rd[KPNI_RD_RECEIVED])
+            return take(c, msg, rd);
+    }
 }
 
 /* Whatever is not the common case (a full ring, a closed channel, an
@@ -449,18 +489,19 @@ static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
 static KPNI_INLINE kpn_status get_fast(kpn_chan *c, void *msg)
 {
     kpn_proc *self = c->reader;
-    size_t received = c->received, rpos;
+    size_t *rd = KPNI_RD(c);
+    size_t received = rd[KPNI_RD_RECEIVED], rpos;
 
     if (KPN_COMPACT)
         return get_slow(c, msg);
     if (KPNI_UNLIKELY(!is_running(self)))
         return get_slow(c, msg);
-    if (SEEN_SENT(c) == received && LOOK_SENT(c) == received)
+    if (SEEN_SENT(c, rd) == received && LOOK_SENT(c, rd) == received)
         return get_wait(c, msg);
-    rpos = NEXT_RPOS(c);
-    if (!copy_small(msg, c->ring + c->rpos, c->msg_size))
+    rpos = NEXT_RPOS(c, rd);
+    if (!copy_small(msg, c->ring + rd[KPNI_RD_POS], c->msg_size))
         return get_slow(c, msg);
-    return received_one(c, self, received, rpos);
+    return received_one(c, self, rd, received, rpos);
 }
 
 kpn_status kpn_send(kpn_chan *c, const void *msg)
@@ -533,9 +574,10 @@ static void *ring_alloc(kpn_net *net, size_t bytes)
 kpn_status kpni_chan_grow(kpn_chan *c)
 {
     kpn_net *net = c->writer->net;
-    size_t fill = c->sent - c->received;
+    size_t *rd = KPNI_RD(c);
+    size_t fill = c->sent - rd[KPNI_RD_RECEIVED];
     size_t bytes = fill * c->msg_size;
-    size_t first = KPNI_RRING_BYTES(c) - c->rpos;
+    size_t first = KPNI_RD_RING_BYTES(c, rd) - rd[KPNI_RD_POS];
     size_t want = c->cap;
     unsigned char *ring = NULL;
 
@@ -557,7 +599,7 @@ kpn_status kpni_chan_grow(kpn_chan *c)
     }
     if (first > bytes)
         first = bytes;
-    kpni_memcpy(ring, c->ring + c->rpos, first);
+    kpni_memcpy(ring, c->ring + rd[KPNI_RD_POS], first);
     kpni_memcpy(ring + first, c->ring, bytes - first);
     if (c->ring_pooled)
         kpni_pool_free(&net->pool, c->ring);
@@ -567,7 +609,7 @@ kpn_status kpni_chan_grow(kpn_chan *c)
 #if KPNI_CHAN_LINES
     c->ring_bytes = c->rring_bytes = want * c->msg_size;
 #endif
-    c->rpos = 0;
+    rd[KPNI_RD_POS] = 0;
     c->wpos = bytes;
     return KPN_OK;
 }
@@ -579,5 +621,29 @@ size_t kpn_chan_capacity(const kpn_chan *c)
 
 size_t kpn_chan_fill(const kpn_chan *c)
 {
-    return kpni_chan_valid(c) ? (size_t)(KPNI_LOAD(&c->sent) - KPNI_LOAD(&c->received)) : 0;
+    return kpni_chan_valid(c) ? (size_t)(KPNI_LOAD(&c->sent) - KPNI_LOAD(&KPNI_RECEIVED(c))) : 0;
+}
+
+/* Between runs, nothing running: whether the two ends of 'c' may run at
+ * once, and the reader's words moved to the line that wants them (the
+ * struct's picture).  An input's writer runs outside the net, so its
+ * reader keeps its words on its own line whatever the runners. */
+void kpni_chan_set_cross(kpn_chan *c, int cross)
+{
+#if KPNI_CHAN_LINES
+    size_t *from = KPNI_RD(c), *to;
+    unsigned char off = (unsigned char)(cross || c->input ? offsetof(kpn_chan, rpos)
+                                                          : offsetof(kpn_chan, near_rpos));
+
+    /* written only when it moves: an input's producer may be offering
+     * from another thread already, and its words never move */
+    if (off != c->rd_off) {
+        c->rd_off = off;
+        to = KPNI_RD(c);
+        to[KPNI_RD_POS] = from[KPNI_RD_POS];
+        to[KPNI_RD_RECEIVED] = from[KPNI_RD_RECEIVED];
+        to[KPNI_RD_SENT] = c->sent;
+    }
+#endif
+    c->cross = (unsigned char)(cross != 0);
 }

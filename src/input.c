@@ -77,6 +77,7 @@ kpn_status kpn_connect_input(kpn_net *net, kpn_chan **out, kpn_proc *reader,
     s = kpni_chan_make(net, out, net->outside, reader, msg_size, capacity);
     KPN_ASSERT(s == KPN_OK); /* its size was checked above */
     (*out)->input = 1;
+    kpni_chan_set_cross(*out, (*out)->cross); /* the reader's words on its own line */
     net->ninputs++;
     return KPN_OK;
 }
@@ -110,7 +111,7 @@ kpn_status kpn_offer(kpn_chan *c, const void *msg)
     if (KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED)
         return KPN_OK; /* nobody will ever read it: dropped, as kpn_send does */
     sent = c->sent; /* only the producer writes it */
-    if (sent - KPNI_SHARED_LOAD(&c->received) >= c->cap)
+    if (sent - KPNI_SHARED_LOAD(&c->received) >= c->cap) /* an input's: on its own line */
         return KPN_EFULL;
     kpni_memcpy(c->ring + c->wpos, msg, c->msg_size);
     c->wpos += c->msg_size;

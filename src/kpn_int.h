@@ -546,8 +546,22 @@ struct kpn_proc {
  * at 'received' itself only when its copy says the ring is full, a
  * receive at 'sent' only when its copy says it is empty, so two runners
  * streaming through a channel do not pull one line back and forth for
- * every message.  The compact layout (bare metal: one core, no threads)
- * packs everything into 48 bytes on a 32-bit target instead. */
+ * every message.
+ *
+ * That is for a channel whose ends may run at once ('cross', or an
+ * input).  Where they never do (one runner, or both ends homed on one),
+ * the reader keeps its position and count on the writer's line instead,
+ * and the third line is never touched: a hop through a ring of processes
+ * misses one line fewer.  The reader finds its four words through
+ * 'rd_off' (KPNI_RD), in the same order on either line:
+ *
+ *   reader's line:  rpos       received       seen_sent  rring_bytes
+ *   writer's line:  near_rpos  seen_received  sent       ring_bytes
+ *
+ * On the writer's line the reader's count is the writer's copy of it, and
+ * its copy of 'sent' is 'sent' itself.  kpni_chan_set_cross moves the
+ * four between runs.  The compact layout (bare metal: one core, no
+ * threads) packs everything into 48 bytes on a 32-bit target instead. */
 #if !KPN_COMPACT
 #define KPNI_CHAN_LINES 1
 #define KPNI_LINE 64u
@@ -572,17 +586,20 @@ struct kpn_chan {
     unsigned char cross;
     unsigned char input;       /* written by kpn_offer from outside the net */
     unsigned char ring_pooled; /* 'ring' came from the reserve pool */
-    unsigned char pad0[KPNI_LINE - 12 - 6 * sizeof(void *)];
+    unsigned char rd_off;      /* where the reader's words start (above) */
+    unsigned char pad0[KPNI_LINE - 13 - 6 * sizeof(void *)];
     /* line 1: the writer's */
-    size_t wpos, sent;
-    size_t seen_received;      /* 'received' when the writer last looked */
+    size_t wpos;
     size_t cap;                /* messages */
+    size_t near_rpos;          /* the reader's position, ends never at once */
+    size_t seen_received;      /* 'received' when the writer last looked */
+    size_t sent;
     size_t ring_bytes;         /* cap * msg_size */
     /* A ring this small lives here (KPNI_RING_INLINE): the reader reads
      * this line anyway whenever the ring is empty, which a ring of a
      * message or two nearly always is, so the data rides along. */
-    unsigned char wring[KPNI_LINE - 5 * sizeof(size_t)];
-    /* line 2: the reader's */
+    unsigned char wring[KPNI_LINE - 6 * sizeof(size_t)];
+    /* line 2: the reader's, where the ends may run at once */
     size_t rpos, received;
     size_t seen_sent;          /* 'sent' when the reader last looked */
     size_t rring_bytes;        /* the same as 'ring_bytes', on this line */
@@ -600,8 +617,10 @@ struct kpn_chan {
     kpn_proc *writer, *reader; /* an input's writer is net->outside */
     unsigned char *ring;
     size_t msg_size;
-    size_t rpos, wpos;         /* byte offsets into 'ring' */
-    size_t sent, received;     /* wrap freely; only the difference counts */
+    /* byte offsets into 'ring', and counts that wrap freely (only the
+     * difference counts); the reader's two side by side (KPNI_RD) */
+    size_t rpos, received;
+    size_t wpos, sent;
     size_t cap;                /* messages */
     kpn_chan *next;
 #endif
@@ -620,11 +639,23 @@ struct kpn_chan {
  * where a send wraps). */
 #if KPNI_CHAN_LINES
 #define KPNI_WRING_BYTES(c) ((c)->ring_bytes)
-#define KPNI_RRING_BYTES(c) ((c)->rring_bytes)
 #else
 #define KPNI_WRING_BYTES(c) ((c)->cap * (c)->msg_size)
-#define KPNI_RRING_BYTES(c) ((c)->cap * (c)->msg_size)
 #endif
+
+/* The reader's words, wherever 'rd_off' puts them (see the struct); the
+ * compact layout has one place for its position and count, and no copy
+ * of 'sent' or of the ring's length. */
+enum { KPNI_RD_POS, KPNI_RD_RECEIVED, KPNI_RD_SENT, KPNI_RD_BYTES };
+#if KPNI_CHAN_LINES
+#define KPNI_RD_OFF(c) ((c)->rd_off)
+#define KPNI_RD_RING_BYTES(c, rd) ((rd)[KPNI_RD_BYTES])
+#else
+#define KPNI_RD_OFF(c) offsetof(kpn_chan, rpos)
+#define KPNI_RD_RING_BYTES(c, rd) ((c)->cap * (c)->msg_size)
+#endif
+#define KPNI_RD(c) ((size_t *)(void *)((unsigned char *)(c) + KPNI_RD_OFF(c)))
+#define KPNI_RECEIVED(c) (KPNI_RD(c)[KPNI_RD_RECEIVED])
 
 /* Input channels are shared with an interrupt handler or another thread
  * whatever KPN_THREADS says, so their counters and flags always go
@@ -900,6 +931,7 @@ int kpni_chan_valid(const kpn_chan *c);
 int kpni_chan_sane(const kpn_net *net, const kpn_chan *c);
 kpn_status kpni_chan_grow(kpn_chan *c);
 int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why);
+void kpni_chan_set_cross(kpn_chan *c, int cross);
 void kpni_chan_flush(kpn_proc *self, int end);
 kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
                           kpn_proc *reader, size_t msg_size, size_t capacity);

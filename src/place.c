@@ -37,7 +37,7 @@ static uint64_t proc_weight(const kpn_proc *p)
     for (c = p->outs; c != NULL; c = c->next_out)
         w += c->sent;
     for (c = p->ins; c != NULL; c = c->next_in)
-        w += c->received;
+        w += KPNI_RECEIVED(c);
     return w;
 }
 

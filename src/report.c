@@ -80,7 +80,7 @@ static void put_chan(out *o, const kpn_net *net, const kpn_chan *c)
     put(o, " -> ");
     put_name(o, net, c->reader);
     put(o, " (");
-    put_uint(o, c->sent - c->received);
+    put_uint(o, c->sent - KPNI_RECEIVED(c));
     put(o, "/");
     put_uint(o, c->cap);
     put(o, " messages of ");

@@ -401,8 +401,8 @@ kpn_status kpni_runners_run(kpn_net *net)
      * a channel whose ends share one is never used from two threads at
      * once (chan.c, release). */
     for (c = net->chans; c != NULL; c = c->next)
-        c->cross = net->cfg.policy != KPN_POLICY_STATIC || c->input ||
-                   c->writer->home != c->reader->home;
+        kpni_chan_set_cross(c, net->cfg.policy != KPN_POLICY_STATIC || c->input ||
+                                   c->writer->home != c->reader->home);
     KPNI_STORE(&net->done, 0);
     KPNI_STORE(&net->idle, 0u);
     for (i = 0; i < net->nrunners; ++i)

@@ -67,7 +67,7 @@ static int deliverable(const kpn_chan *c)
     const kpn_proc *p = c->reader;
 
     return c->input && p->state == KPN_PROC_BLOCKED_READ && p->wait == c &&
-           (KPNI_SHARED_LOAD(&c->sent) != c->received || KPNI_SHARED_LOAD(&c->closed));
+           (KPNI_SHARED_LOAD(&c->sent) != KPNI_RECEIVED(c) || KPNI_SHARED_LOAD(&c->closed));
 }
 
 /* Make ready every reader blocked on an input that now has a message or

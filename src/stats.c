@@ -30,7 +30,7 @@ void kpni_stats_count(const kpn_net *net, kpni_counts *out)
     /* what was queued for a reader that exited is never received either */
     for (c = net->chans; kpni_chan_sane(net, c); c = c->next)
         if (c->reader->state == KPN_PROC_EXITED)
-            out->discarded += c->sent - c->received;
+            out->discarded += c->sent - KPNI_RECEIVED(c);
 }
 
 kpn_status kpn_net_stats(const kpn_net *net, kpn_stats *out)

@@ -301,6 +301,74 @@ void test_an_exhausted_pool_stops_every_runner_and_nothing_is_lost(void)
     TEST_ASSERT_EQUAL_INT(f.a_sent2, f.b_got2 + (int)kpn_chan_fill(f.c2));
 }
 
+/* A channel whose ends share a runner in one run and not in the next
+ * (or the other way round) keeps its reader's position and count on
+ * another line in each (kpn_int.h, struct kpn_chan): a run stopped by
+ * KPN_ERESERVE with a message still in the ring, the reader moved, the
+ * run resumed.  The writer fills 'a' (capacity 1) before it writes 'b',
+ * the reader reads 'b' first: an artificial deadlock that needs 'a' to
+ * grow, after two messages have already gone through it. */
+static kpn_chan *mv_a, *mv_b;
+static int mv_got[8];
+static int mv_n;
+
+static void mv_writer(void *arg)
+{
+    static const int a[] = {10, 11, 1, 2};
+    int three = 3;
+    int i;
+    (void)arg;
+    for (i = 0; i < 4; ++i)
+        kpn_send(mv_a, &a[i]);
+    kpn_send(mv_b, &three);
+}
+
+static void mv_reader(void *arg)
+{
+    kpn_chan *from[] = {mv_a, mv_a, mv_b, mv_a, mv_a};
+    int i;
+    (void)arg;
+    for (i = 0; i < 5; ++i)
+        if (kpn_recv(from[i], &mv_got[mv_n]) == KPN_OK)
+            mv_n++;
+}
+
+void test_a_channel_that_starts_or_stops_crossing_between_runs_loses_nothing(void)
+{
+    static unsigned char more[1024];
+    static const int want[] = {10, 11, 3, 1, 2};
+    int first;
+
+    for (first = 0; first < 2; ++first) { /* the reader on runner 0, then 1 */
+        kpn_config cfg = config(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+        kpn_proc *w, *r;
+
+        cfg.reserve_size = 0;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "w", mv_writer, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "r", mv_reader, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &mv_a, w, r, sizeof(int), 1));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &mv_b, w, r, sizeof(int), 1));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(w, 0));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(r, (unsigned)first));
+        mv_n = 0;
+        memset(mv_got, 0, sizeof mv_got);
+
+        TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
+        TEST_ASSERT_EQUAL_INT(2, mv_n);
+        TEST_ASSERT_EQUAL_size_t(1, kpn_chan_fill(mv_a));
+        TEST_ASSERT_EQUAL_size_t(0, kpn_chan_fill(mv_b));
+
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(r, (unsigned)!first));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(net, more, sizeof more));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+        TEST_ASSERT_EQUAL_INT(5, mv_n);
+        TEST_ASSERT_EQUAL_INT_ARRAY(want, mv_got, 5);
+        TEST_ASSERT_EQUAL_size_t(0, kpn_chan_fill(mv_a));
+        TEST_ASSERT_EQUAL_size_t(0, kpn_chan_fill(mv_b));
+    }
+}
+
 /* An overflow on one runner stops the others too. */
 static kpn_proc *deep;
 
