@@ -634,9 +634,9 @@ struct kpn_chan {
 #define KPNI_RING_INLINE(bytes) 0
 #endif
 
-/* The ring's length in bytes, as each end reads it: kept on each end's
- * line in the hosted layout, computed in the compact one (a multiply,
- * where a send wraps). */
+/* The ring's length in bytes, as the writer reads it: kept on its line
+ * in the hosted layout, computed in the compact one (a multiply, where a
+ * send wraps).  The reader's is among its words, below. */
 #if KPNI_CHAN_LINES
 #define KPNI_WRING_BYTES(c) ((c)->ring_bytes)
 #else
