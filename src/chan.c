@@ -404,6 +404,14 @@ static KPNI_INLINE kpn_status take(kpn_chan *c, void *msg, size_t *rd)
     return received_one(c, c->reader, rd, rd[KPNI_RD_RECEIVED], rpos);
 }
 
+/* Whether the reader, looking at 'sent' again, finds the ring empty. */
+static KPNI_INLINE int looks_empty(kpn_chan *c)
+{
+    size_t *rd = KPNI_RD(c);
+
+    return LOOK_SENT(c, rd) == rd[KPNI_RD_RECEIVED];
+}
+
 /* A whole receive, on a channel already checked and by its reader;
  * 'empty': the caller has just seen the ring empty.  Each look at 'sent'
  * finds the reader's words afresh: a run may start with them moved, and
@@ -411,30 +419,24 @@ static KPNI_INLINE kpn_status take(kpn_chan *c, void *msg, size_t *rd)
  * registers is a stack line fewer for every hop that blocks here). */
 static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg, int empty)
 {
-    size_t *rd;
-
-    if (!empty) {
-        rd = KPNI_RD(c);
-        if (LOOK_SENT(c, rd) != rd[KPNI_RD_RECEIVED])
-            return take(c, msg, rd);
-    }
-    for (;;) {
-        /* The writer may send its last message and close between the
-         * look at 'sent' and this load (another runner): 'closed' is
-         * published after that message, so look at 'sent' once more
-         * before calling the channel drained. */
-        if (KPNI_LOAD_ACQ(&c->closed)) {
-            rd = KPNI_RD(c);
-            if (LOOK_SENT(c, rd) != rd[KPNI_RD_RECEIVED])
-                return take(c, msg, rd);
-            return KPN_EOF;
+    if (empty || looks_empty(c)) {
+        for (;;) {
+            /* The writer may send its last message and close between
+             * the look at 'sent' and this load (another runner):
+             * 'closed' is published after that message, so look at
+             * 'sent' once more before calling the channel drained. */
+            if (KPNI_LOAD_ACQ(&c->closed)) {
+                if (!looks_empty(c))
+                    break;
+                return KPN_EOF;
+            }
+            kpni_sched_block(c->reader, KPN_PROC_BLOCKED_READ, c);
+            KPNI_OPAQUE(c);
+            if (!looks_empty(c))
+                break;
         }
-        kpni_sched_block(c->reader, KPN_PROC_BLOCKED_READ, c);
-        KPNI_OPAQUE(c);
-        rd = KPNI_RD(c);
-        if (LOOK_SENT(c, rd) != rd[KPNI_RD_RECEIVED])
-            return take(c, msg, rd);
     }
+    return take(c, msg, KPNI_RD(c));
 }
 
 /* Whatever is not the common case (a full ring, a closed channel, an
