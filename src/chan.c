@@ -490,16 +490,20 @@ static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
 /* The common case of a receive: a message waiting, the caller the reader. */
 static KPNI_INLINE kpn_status get_fast(kpn_chan *c, void *msg)
 {
+    kpn_proc *self = c->reader;
     size_t *rd = KPNI_RD(c);
-    size_t received = rd[KPNI_RD_RECEIVED];
+    size_t received = rd[KPNI_RD_RECEIVED], rpos;
 
     if (KPN_COMPACT)
         return get_slow(c, msg);
-    if (KPNI_UNLIKELY(!is_running(c->reader)))
+    if (KPNI_UNLIKELY(!is_running(self)))
         return get_slow(c, msg);
     if (SEEN_SENT(c, rd) == received && LOOK_SENT(c, rd) == received)
         return get_wait(c, msg);
-    return take(c, msg, rd);
+    rpos = NEXT_RPOS(c, rd);
+    if (!copy_small(msg, c->ring + rd[KPNI_RD_POS], c->msg_size))
+        return get_slow(c, msg);
+    return received_one(c, self, rd, received, rpos);
 }
 
 kpn_status kpn_send(kpn_chan *c, const void *msg)
