@@ -9,15 +9,19 @@ d=build/selftest
 rm -rf $d; mkdir -p $d/test
 cp -R Makefile include src port tools $d/
 cp -R test/support $d/test/
-cat > $d/test/test_must_fail.c <<'TEST'
-/* A test that fails on purpose: make test-port must report it. */
+# one_test BODY: the suite under test, one test whose body is BODY
+one_test() {
+    cat > $d/test/test_must_fail.c <<TEST
 #include "unity.h"
 #include "kpn.h"
 TEST_SOURCE_FILE("src/status.c")
 void setUp(void) {}
 void tearDown(void) {}
-void test_a_false_assertion_fails(void) { TEST_ASSERT_EQUAL_INT(KPN_OK, KPN_EINVAL); }
+$1
 TEST
+}
+
+one_test 'void test_a_false_assertion_fails(void) { TEST_ASSERT_EQUAL_INT(KPN_OK, KPN_EINVAL); }'
 if make --no-print-directory -C $d test-port PORT=posix TESTS=test/test_must_fail.c >$d/log 2>&1; then
     cat $d/log
     echo "check-test-port-fails: make test-port exited 0 although a test failed"
@@ -25,14 +29,7 @@ if make --no-print-directory -C $d test-port PORT=posix TESTS=test/test_must_fai
 fi
 grep -q "test_a_false_assertion_fails" $d/log || { cat $d/log; echo "check-test-port-fails: the failure was not reported"; exit 1; }
 
-cat > $d/test/test_must_fail.c <<'TEST'
-#include "unity.h"
-#include "kpn.h"
-TEST_SOURCE_FILE("src/status.c")
-void setUp(void) {}
-void tearDown(void) {}
-void test_a_true_assertion_passes(void) { TEST_ASSERT_EQUAL_INT(KPN_OK, KPN_OK); }
-TEST
+one_test 'void test_a_true_assertion_passes(void) { TEST_ASSERT_EQUAL_INT(KPN_OK, KPN_OK); }'
 make --no-print-directory -C $d test-port PORT=posix TESTS=test/test_must_fail.c >$d/log 2>&1 ||
     { cat $d/log; echo "check-test-port-fails: a passing test failed"; exit 1; }
 echo "void test_that_does_not_build(void) { undeclared_name = 1; }" >>$d/test/test_must_fail.c
