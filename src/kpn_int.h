@@ -385,6 +385,11 @@ typedef struct kpni_runner {
      * runner looks whether their wake-up was missed (runners.c). */
     kpn_proc *parked_cross[KPNI_PARKED_CROSS];
     unsigned nparked_cross;
+    /* A victim's only queued process that this runner, as a thief, left
+     * there, and the victim's dispatch count then (runners.c, takeable). */
+    kpn_proc *lone;
+    uint64_t lone_switches;
+    unsigned lone_looks;       /* idle looks for it since it last ran or slept */
 #endif
 #ifdef KPNI_TSAN
     void *fiber;

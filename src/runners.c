@@ -170,15 +170,20 @@ void kpni_unlock_all(kpni_runner *r)
 /* An idle runner first spins ('sleeping' KPNI_SPINNING), then commits to
  * its semaphore (KPNI_ASLEEP).  Waking a runner that still spins is a
  * store it sees; only one that committed costs a post, a system call. */
-static void wake_runner(kpn_net *net, kpni_runner *r)
+static int set_awake(kpn_net *net, kpni_runner *r)
 {
     int was = __atomic_exchange_n(&r->sleeping, KPNI_AWAKE, __ATOMIC_ACQ_REL);
 
-    /* two wakers may race here (under different runners' locks): the
-     * one that saw it idle counts it awake */
+    /* two wakers (or a waker and r itself) may race here: the one that
+     * saw it idle counts it awake */
     if (was != KPNI_AWAKE)
         __atomic_fetch_sub(&net->idle, 1u, __ATOMIC_RELAXED);
-    if (was == KPNI_ASLEEP)
+    return was;
+}
+
+static void wake_runner(kpn_net *net, kpni_runner *r)
+{
+    if (set_awake(net, r) == KPNI_ASLEEP)
         kpn_port_sem_post(r->sem);
 }
 
@@ -219,20 +224,48 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
     if (KPNI_LOAD(&t->sleeping) != KPNI_AWAKE) {
         wake_runner(net, t);
     } else if (net->cfg.policy == KPN_POLICY_WS && KPNI_LOAD(&net->idle) > 0) {
-        for (i = 0; i < net->nrunners; ++i)
-            if (KPNI_LOAD(&net->runners[i].sleeping) != KPNI_AWAKE) {
+        /* 'p' alone in the queue may not be taken yet (takeable): a
+         * runner that spins looks for it itself, and only one that
+         * sleeps is worth a system call */
+        int lone = t->head == t->tail;
+
+        for (i = 0; i < net->nrunners; ++i) {
+            int sleeping = KPNI_LOAD(&net->runners[i].sleeping);
+
+            if (sleeping == KPNI_ASLEEP || (sleeping == KPNI_SPINNING && !lone)) {
                 wake_runner(net, &net->runners[i]);
                 break;
             }
+        }
     }
 }
 
-/* Holding v's lock (or every lock): the process a thief may take from
+/* Holding v's lock (or every lock): the process thief r may take from
  * v, the back of its queue, unless that one still runs there
- * (sched_ready_mt); else NULL. */
-static kpn_proc *takeable(const kpni_runner *v)
+ * (sched_ready_mt); else NULL.
+ *
+ * A process queued alone behind a running one is taken only once it has
+ * waited: on an earlier look ('note') it was already there and v has
+ * dispatched nothing since.  In a fine-grained net the running process
+ * has usually just woken it and is about to block, and v would run it
+ * next within a hop; taking it would move a ring's one runnable process
+ * to the other runner on every hop, each message crossing between the
+ * two runners' caches.  Behind a process that runs long, it waits only
+ * until the thief looks again (kpni_runners_idle). */
+static kpn_proc *takeable(kpni_runner *r, const kpni_runner *v, int note)
 {
-    return v->tail != v->current ? v->tail : NULL;
+    kpn_proc *p = v->tail;
+
+    if (p == NULL || p == v->current)
+        return NULL;
+    if (p != v->head || v->current == NULL ||
+        (r->lone == p && r->lone_switches == v->switches))
+        return p;
+    if (note) {
+        r->lone = p;
+        r->lone_switches = v->switches;
+    }
+    return NULL;
 }
 
 /* Holding r's lock: take a process from the back of a random other
@@ -256,7 +289,7 @@ kpn_proc *kpni_runners_steal(kpni_runner *r)
         r->steal_attempts++;
         if (!spin_trylock(&v->lock))
             continue;
-        p = takeable(v);
+        p = takeable(r, v, 1);
         if (p != NULL) {
             kpni_queue_unlink(v, p);
             KPNI_STORE(&p->runner, r); /* moved under both locks */
@@ -264,6 +297,7 @@ kpn_proc *kpni_runners_steal(kpni_runner *r)
         spin_unlock(&v->lock);
         if (p != NULL) {
             r->steals++;
+            r->lone = NULL;
             return p;
         }
     }
@@ -272,7 +306,7 @@ kpn_proc *kpni_runners_steal(kpni_runner *r)
 
 /* Holding every lock: whether another runner has a process r could
  * steal (its lock was busy when r tried). */
-static int stealable(const kpni_runner *r)
+static int stealable(kpni_runner *r)
 {
     const kpn_net *net = r->net;
     unsigned i;
@@ -280,7 +314,7 @@ static int stealable(const kpni_runner *r)
     if (net->cfg.policy != KPN_POLICY_WS)
         return 0;
     for (i = 0; i < net->nrunners; ++i)
-        if (i != r->index && takeable(&net->runners[i]) != NULL)
+        if (i != r->index && takeable(r, &net->runners[i], 0) != NULL)
             return 1;
     return 0;
 }
@@ -353,6 +387,13 @@ int kpni_runners_idle(kpni_runner *r)
         if (spin % 128 == 0) {
             kpn_port_yield(); /* a runner sharing this CPU goes first */
             wake_missed(r);
+            /* a process left queued alone elsewhere may have waited
+             * long enough now (takeable); a while, then sleep */
+            if (r->lone != NULL && r->lone_looks++ < KPNI_IDLE_SPINS / 128) {
+                (void)set_awake(net, r);
+                kpni_lock(r);
+                return 1;
+            }
         }
     }
     if (__atomic_compare_exchange_n(&r->sleeping, &spinning, KPNI_ASLEEP, 0, __ATOMIC_ACQ_REL,
@@ -362,6 +403,7 @@ int kpni_runners_idle(kpni_runner *r)
         wake_missed(r);
         r->sleeps++;
         kpn_port_sem_wait(r->sem);
+        r->lone_looks = 0;
     }
     kpni_lock(r);
     return 1;

@@ -659,3 +659,62 @@ void test_a_process_still_running_is_neither_moved_by_a_wake_nor_stolen(void)
     kpni_sched_ready_mt(r0, p);      /* woken by a process on runner 0 */
     TEST_ASSERT_TRUE(p->runner == r0 && r0->head == p);
 }
+
+/* Under work stealing a process queued alone behind one that runs is
+ * left to its runner until it has waited: on a thief's earlier look it
+ * was already there, and its runner has dispatched nothing since (in a
+ * fine-grained net the running process has just woken it and is about
+ * to block).  Two queued processes, or one behind none, are taken at
+ * once.  A wake that leaves a process queued alone does not stop a
+ * runner that spins (it looks for itself); any other wake does.
+ * White-box, as above. */
+void test_a_thief_leaves_a_process_queued_alone_until_it_has_waited(void)
+{
+    kpn_proc *p, *q, *x, *y;
+    kpni_runner *r0, *r1;
+
+    init(2, KPN_POLICY_WS, KPN_WAKE_WAKER);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &q, "q", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &y, "y", idle, NULL, STACK));
+    r0 = &net->runners[0];
+    r1 = &net->runners[1];
+    TEST_ASSERT_TRUE(x->runner == r0 && p->runner == r0 && q->runner == r1 && y->runner == r1);
+    kpni_queue_unlink(r1, q);
+    kpni_queue_unlink(r1, y);
+
+    /* x runs on runner 0, p is queued there alone */
+    kpni_queue_unlink(r0, x);
+    r0->current = x;
+    TEST_ASSERT_TRUE(r0->head == p && r0->tail == p);
+    TEST_ASSERT_NULL(kpni_runners_steal(r1)); /* first look */
+    r0->switches++;                            /* runner 0 moved on meanwhile */
+    TEST_ASSERT_NULL(kpni_runners_steal(r1));
+    TEST_ASSERT_TRUE(p->runner == r0 && r0->head == p);
+    TEST_ASSERT_TRUE(kpni_runners_steal(r1) == p); /* it waited */
+    TEST_ASSERT_TRUE(p->runner == r1 && r0->head == NULL);
+
+    /* two queued: the back one at once */
+    kpni_queue_push_back(r0, p);
+    kpni_queue_push_back(r0, y);
+    TEST_ASSERT_TRUE(kpni_runners_steal(r1) == y);
+    /* one queued behind none: at once */
+    r0->current = NULL;
+    TEST_ASSERT_TRUE(kpni_runners_steal(r1) == p);
+
+    /* runner 1 spins, idle: p woken alone on runner 0 (the waker's)
+     * leaves it be, y woken behind p stops it */
+    r0->current = x;
+    r1->sleeping = KPNI_SPINNING;
+    net->idle = 1;
+    p->state = KPN_PROC_BLOCKED_READ;
+    kpni_sched_ready_mt(r0, p);
+    TEST_ASSERT_TRUE(r0->head == p && r0->tail == p);
+    TEST_ASSERT_EQUAL_INT(KPNI_SPINNING, r1->sleeping);
+    TEST_ASSERT_EQUAL_UINT(1, net->idle);
+    y->state = KPN_PROC_BLOCKED_READ;
+    kpni_sched_ready_mt(r0, y);
+    TEST_ASSERT_EQUAL_INT(KPNI_AWAKE, r1->sleeping);
+    TEST_ASSERT_EQUAL_UINT(0, net->idle);
+}

@@ -42,6 +42,7 @@ round() {
     d=$1 v=$2
     "$d/ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/ring1k.$v"
     "$d/ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/ring10k.$v"
+    "$d/ring" --procs=1000 --trips=2000 --runs=5 --runners=2 2>/dev/null | tail -1 >>"$out/ring2r.$v"
     "$d/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
         tail -1 >>"$out/pipe.$v"
     "$d/random" --preset=RND-A --d=50000 --runs=1 2>/dev/null | tail -1 >>"$out/rnda.$v"
@@ -101,8 +102,10 @@ stats() {
               fmt = "%." p "f (%." p "f-%." p "f)"; printf fmt "\n", m, v[1], v[NR] }'
 }
 row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$4"; }
-ratio10k() {
-    paste "$out/ring1k.$1" "$out/ring10k.$1" | awk '{
+# ring_ratio V [OTHER]: per round, OTHER's ns per hop over the 1 000-process
+# ring's on 1 runner (OTHER: ring10k, the default, or ring2r)
+ring_ratio() {
+    paste "$out/ring1k.$1" "$out/${2:-ring10k}.$1" | awk '{
         a = b = 0
         for (i = 1; i <= NF; ++i)
             if ($i ~ /^ns_per_hop=/) { v = substr($i, 12); if (a == 0) a = v; else b = v }
@@ -121,7 +124,8 @@ row "---" "---" "---" "---"
 row "ring, 1 000 processes, 1 runner: ns per hop" "<= 20" "$(field "$out/ring1k.before" ns_per_hop | stats 1 1)" "$(field "$out/ring1k.after" ns_per_hop | stats 1 1)"
 row "ring: instructions per hop (callgrind)" "<= 160" "$(hop "$hop_old" instr_per_hop)" "$(hop "$hop_new" instr_per_hop)"
 row "ring: D1 lines per hop (cachegrind)" "<= 7" "$(hop "$hop_old" d1_lines_per_hop)" "$(hop "$hop_new" d1_lines_per_hop)"
-row "ring, 10 000 processes / 1 000" "<= 1.3" "$(ratio10k before | stats 1 2)" "$(ratio10k after | stats 1 2)"
+row "ring, 10 000 processes / 1 000" "<= 1.3" "$(ring_ratio before | stats 1 2)" "$(ring_ratio after | stats 1 2)"
+row "ring, 1 000 processes: 2 runners (work stealing) / 1, time per hop" "-" "$(ring_ratio before ring2r | stats 1 2)" "$(ring_ratio after ring2r | stats 1 2)"
 row "pipeline, 50 stages, no work, 1 runner: ns per message-stage" "<= 5" "$(field "$out/pipe.before" wall_1 | stats 20 2)" "$(field "$out/pipe.after" wall_1 | stats 20 2)"
 row "pipeline, no work: 2 runners / 1 (work stealing)" ">= 1.5" "$(field "$out/pipe.before" speedup | stats 1 2)" "$(field "$out/pipe.after" speedup | stats 1 2)"
 row "pipeline, no work: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/pipe.last" speedup | stats 1 2)"
