@@ -718,3 +718,89 @@ void test_a_thief_leaves_a_process_queued_alone_until_it_has_waited(void)
     TEST_ASSERT_EQUAL_INT(KPNI_AWAKE, r1->sleeping);
     TEST_ASSERT_EQUAL_UINT(0, net->idle);
 }
+
+/* Every queue emptied, then 'r' given just the processes listed (up to
+ * a NULL), front to back: a white-box test's starting point. */
+static void queues(kpni_runner *r, kpn_proc *a, kpn_proc *b)
+{
+    kpn_proc *p;
+    unsigned i;
+
+    for (i = 0; i < net->nrunners; ++i)
+        while ((p = kpni_queue_pop_front(&net->runners[i])) != NULL)
+            p->state = KPN_PROC_BLOCKED_READ;
+    if (a != NULL)
+        kpni_sched_enqueue(r, a);
+    if (b != NULL)
+        kpni_sched_enqueue(r, b);
+}
+
+/* Under work stealing a channel crosses while its ends are on different
+ * runners (runners.c, "Moves"): kpn_run marks them where they start, and
+ * a process that moves marks its channels for where it goes, unless a
+ * partner of it runs on the runner it would leave, which keeps it there.
+ * A process with more channels than a move may walk (16) keeps all of
+ * them crossing.  White-box, as above. */
+void test_a_channel_crosses_while_its_ends_are_on_different_runners(void)
+{
+    kpn_proc *x, *q, *p, *hub, *leaf[17];
+    kpn_chan *xp, *qp, *hc[17];
+    kpni_runner *r0, *r1;
+    int i;
+
+    init(2, KPN_POLICY_WS, KPN_WAKE_WAKER);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &q, "q", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &xp, x, p, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &qp, q, p, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &hub, "hub", idle, NULL, 4096));
+    for (i = 0; i < 17; ++i) {
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &leaf[i], "leaf", idle, NULL, 4096));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &hc[i], hub, leaf[i], sizeof(int), 1));
+    }
+    r0 = &net->runners[0];
+    r1 = &net->runners[1];
+    /* spawn order, i mod 2 */
+    TEST_ASSERT_TRUE(x->runner == r0 && q->runner == r1 && p->runner == r0);
+    TEST_ASSERT_TRUE(hub->runner == r1 && leaf[1]->runner == r1);
+
+    kpni_runners_mark(net);
+    TEST_ASSERT_EQUAL_INT(0, xp->cross);
+    TEST_ASSERT_EQUAL_INT(1, qp->cross);
+    TEST_ASSERT_EQUAL_INT(1, hc[1]->cross); /* on one runner, but the hub's */
+
+    /* q, on runner 1, wakes p while x, p's partner, runs on runner 0:
+     * p stays there */
+    queues(r0, NULL, NULL);
+    r0->current = x;
+    kpni_sched_ready_mt(r1, p);
+    TEST_ASSERT_TRUE(p->runner == r0 && r0->head == p);
+    TEST_ASSERT_TRUE(xp->cross == 0 && qp->cross == 1);
+
+    /* with x parked, the next wake moves p to q's runner */
+    queues(r0, NULL, NULL);
+    r0->current = NULL;
+    kpni_sched_ready_mt(r1, p);
+    TEST_ASSERT_TRUE(p->runner == r1 && r1->head == p);
+    TEST_ASSERT_TRUE(xp->cross == 1 && qp->cross == 0);
+
+    /* a thief leaves x, behind leaf 0, while p runs on x's runner... */
+    queues(r0, leaf[0], x);
+    p->runner = r0;
+    r0->current = p;
+    TEST_ASSERT_NULL(kpni_runners_steal(r1));
+    TEST_ASSERT_TRUE(x->runner == r0 && xp->cross == 1);
+    /* ...and takes it once p has gone back to runner 1: x joins p */
+    r0->current = NULL;
+    p->runner = r1;
+    TEST_ASSERT_TRUE(kpni_runners_steal(r1) == x);
+    TEST_ASSERT_TRUE(x->runner == r1 && xp->cross == 0);
+
+    /* the hub's channels cross wherever it goes, leaf 1's with it */
+    queues(r0, leaf[0], hub);
+    TEST_ASSERT_TRUE(kpni_runners_steal(r1) == hub);
+    TEST_ASSERT_TRUE(hub->runner == r1 && leaf[1]->runner == r1);
+    TEST_ASSERT_EQUAL_INT(1, hc[1]->cross);
+    r0->current = NULL;
+}
