@@ -706,7 +706,9 @@ enum { KPNI_WRITES, KPNI_READS };
  * lua_lock does the same). */
 #if KPN_THREADS
 #define KPNI_MT(r) ((r)->mt)
-#define KPNI_CROSS(c) KPNI_LOAD(&(c)->cross) /* a move may set it (runners.c) */
+/* A plain load: a move changes the mark only under a lock the ends of
+ * the channel take before they run again (runners.c, "Moves"). */
+#define KPNI_CROSS(c) ((c)->cross)
 /* A process's 'nwaiters' changes under the lock of the waiter's runner
  * and of the waker's, which differ when a channel crosses: with several
  * runners, atomically. */
