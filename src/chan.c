@@ -647,5 +647,5 @@ void kpni_chan_set_cross(kpn_chan *c, int cross)
         to[KPNI_RD_SENT] = c->sent;
     }
 #endif
-    KPNI_STORE(&c->cross, (unsigned char)(cross != 0));
+    c->cross = (unsigned char)(cross != 0);
 }

@@ -585,16 +585,14 @@ struct kpn_chan {
     unsigned char *ring;
     size_t msg_size;
     unsigned char closed;      /* written once, by the writer */
-    /* Its two ends may run at once on different runners: set by kpn_run
-     * under KPN_POLICY_STATIC (not both ends homed on one runner), and
-     * under work stealing while the ends are on different runners
-     * (runners.c, "Moves"). */
+    /* Its two ends may run at once on different runners (set by kpn_run:
+     * several runners, and not both ends homed on one runner under
+     * KPN_POLICY_STATIC). */
     unsigned char cross;
     unsigned char input;       /* written by kpn_offer from outside the net */
     unsigned char ring_pooled; /* 'ring' came from the reserve pool */
     unsigned char rd_off;      /* where the reader's words start (above) */
-    unsigned char always_cross; /* 'cross' for the whole run, wherever its ends are */
-    unsigned char pad0[KPNI_LINE - 14 - 6 * sizeof(void *)];
+    unsigned char pad0[KPNI_LINE - 13 - 6 * sizeof(void *)];
     /* line 1: the writer's */
     size_t wpos;
     size_t cap;                /* messages */
@@ -706,8 +704,6 @@ enum { KPNI_WRITES, KPNI_READS };
  * lua_lock does the same). */
 #if KPN_THREADS
 #define KPNI_MT(r) ((r)->mt)
-/* A plain load: a move changes the mark only under a lock the ends of
- * the channel take before they run again (runners.c, "Moves"). */
 #define KPNI_CROSS(c) ((c)->cross)
 /* A process's 'nwaiters' changes under the lock of the waiter's runner
  * and of the waker's, which differ when a channel crosses: with several
@@ -733,7 +729,6 @@ int kpni_runners_idle(kpni_runner *r);
 int kpni_runners_done(const kpni_runner *r);
 void kpni_runners_finish(kpni_runner *r);
 void kpni_runners_wake_all(kpn_net *net);
-void kpni_runners_mark(kpn_net *net);
 kpn_status kpni_runners_run(kpn_net *net);
 #else
 #define KPNI_MT(r) 0

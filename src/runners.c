@@ -167,131 +167,6 @@ void kpni_unlock_all(kpni_runner *r)
         spin_unlock(&net->runners[i].lock);
 }
 
-/*
- * Moves.  Under work stealing a channel is marked 'cross' (chan.c,
- * release) while its two ends are on different runners, so that where a
- * net keeps to one runner its messages cost what they cost on one.  A
- * process that moves sets the marks of its channels for where it goes,
- * holding the locks of the runner it leaves and of the one it joins:
- *
- *  - a channel whose other end is on the runner it joins stops crossing.
- *    Nothing runs there but, at most, the waker that moves it there,
- *    which may finish its message the crossing way: more than it needs.
- *  - a channel whose other end stays behind starts to cross.  That end
- *    must not be running: it may have read the old mark for the message
- *    it is handling, and would not fence against a partner now free to
- *    run elsewhere.  So a process whose partner runs on its runner does
- *    not move (may_move); the partner sees the new mark at its next
- *    dispatch there, which takes that runner's lock after the move.
- *
- * A running process therefore sees the marks of its channels change only
- * through its own wakes, and a blocker, which holds its runner's lock,
- * sees them still; the resolver's walk on one runner (resolve.c, stays)
- * follows a channel that does not cross to a process on the same runner.
- * An input, and every channel of a process with more than MOVE_WALK of
- * them (a source scattering to a thousand workers), cross for the whole
- * run ('always_cross'), so that a move never walks more than MOVE_WALK
- * channels.
- */
-#define MOVE_WALK 16
-
-#if KPNI_CHAN_LINES
-
-/* The other end of 'c' from 'p' (NULL where its mark never changes). */
-static kpn_proc *partner(const kpn_chan *c, const kpn_proc *p)
-{
-    if (c->always_cross)
-        return NULL;
-    return c->writer == p ? c->reader : c->writer;
-}
-
-/* Holding the lock of p's runner: whether p may move off it now. */
-static int may_move(const kpn_proc *p)
-{
-    const kpn_proc *running = p->runner->current;
-    const kpn_chan *c;
-
-    if (running == NULL || running == p)
-        return running == NULL;
-    for (c = p->outs; c != NULL; c = c->next_out)
-        if (partner(c, p) == running)
-            return 0;
-    for (c = p->ins; c != NULL; c = c->next_in)
-        if (partner(c, p) == running)
-            return 0;
-    return 1;
-}
-
-static void mark(kpn_chan *c, const kpn_proc *p, const kpni_runner *to)
-{
-    const kpn_proc *q = partner(c, p);
-    unsigned char cross;
-
-    if (q == NULL || q == p)
-        return;
-    cross = (unsigned char)(KPNI_LOAD(&q->runner) != to);
-    if (KPNI_LOAD(&c->cross) != cross)
-        KPNI_STORE(&c->cross, cross);
-}
-
-/* Holding the locks of p's runner and of 'to': p moves there. */
-static void move(kpn_proc *p, kpni_runner *to)
-{
-    kpn_chan *c;
-
-    for (c = p->outs; c != NULL; c = c->next_out)
-        mark(c, p, to);
-    for (c = p->ins; c != NULL; c = c->next_in)
-        mark(c, p, to);
-}
-
-/* Before a run under work stealing: each channel's marks for where its
- * ends start.  A process's channels are counted in 'seen' (place.c says
- * why that is free), up to one past MOVE_WALK. */
-void kpni_runners_mark(kpn_net *net)
-{
-    kpn_proc *p;
-    kpn_chan *c;
-
-    for (c = net->chans; c != NULL; c = c->next) {
-        if (!c->input && c->writer->seen <= MOVE_WALK)
-            c->writer->seen++;
-        if (!c->input && c->reader != c->writer && c->reader->seen <= MOVE_WALK)
-            c->reader->seen++;
-    }
-    for (c = net->chans; c != NULL; c = c->next) {
-        c->always_cross = (unsigned char)(c->input || c->writer->seen > MOVE_WALK ||
-                                          c->reader->seen > MOVE_WALK);
-        kpni_chan_set_cross(c, 1); /* the reader's words on its own line */
-        KPNI_STORE(&c->cross, (unsigned char)(c->always_cross || c->writer->runner != c->reader->runner));
-    }
-    for (p = net->procs; p != NULL; p = p->next)
-        p->seen = 0;
-}
-
-#else /* the compact layout keeps no lists: every channel crosses */
-
-static int may_move(const kpn_proc *p)
-{
-    return p->runner->current != p;
-}
-
-static void move(kpn_proc *p, kpni_runner *to)
-{
-    (void)p;
-    (void)to;
-}
-
-void kpni_runners_mark(kpn_net *net)
-{
-    kpn_chan *c;
-
-    for (c = net->chans; c != NULL; c = c->next)
-        kpni_chan_set_cross(c, 1);
-}
-
-#endif
-
 /* An idle runner first spins ('sleeping' KPNI_SPINNING), then commits to
  * its semaphore (KPNI_ASLEEP).  Waking a runner that still spins is a
  * store it sees; only one that committed costs a post, a system call. */
@@ -338,12 +213,10 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
      * every lock, sched.c's walk) stays where it runs. */
     if (net->cfg.policy == KPN_POLICY_STATIC)
         t = &net->runners[p->home];
-    else if (net->cfg.wake == KPN_WAKE_WAKER && (p->runner == waker || may_move(p)))
+    else if (net->cfg.wake == KPN_WAKE_WAKER && p->runner->current != p)
         t = waker;
     else
         t = p->runner;
-    if (t != p->runner)
-        move(p, t);
     if (net->cfg.policy == KPN_POLICY_STATIC)
         kpni_queue_push_back(t, p);
     else
@@ -383,7 +256,7 @@ static kpn_proc *takeable(kpni_runner *r, const kpni_runner *v, int note)
 {
     kpn_proc *p = v->tail;
 
-    if (p == NULL || !may_move(p))
+    if (p == NULL || p == v->current)
         return NULL;
     if (p != v->head || v->current == NULL ||
         (r->lone == p && r->lone_switches == v->switches))
@@ -418,7 +291,6 @@ kpn_proc *kpni_runners_steal(kpni_runner *r)
             continue;
         p = takeable(r, v, 1);
         if (p != NULL) {
-            move(p, r);
             kpni_queue_unlink(v, p);
             KPNI_STORE(&p->runner, r); /* moved under both locks */
         }
@@ -570,11 +442,9 @@ kpn_status kpni_runners_run(kpn_net *net)
     /* Under KPN_POLICY_STATIC a process runs only on its home runner, so
      * a channel whose ends share one is never used from two threads at
      * once (chan.c, release). */
-    if (net->cfg.policy == KPN_POLICY_STATIC)
-        for (c = net->chans; c != NULL; c = c->next)
-            kpni_chan_set_cross(c, c->input || c->writer->home != c->reader->home);
-    else
-        kpni_runners_mark(net);
+    for (c = net->chans; c != NULL; c = c->next)
+        kpni_chan_set_cross(c, net->cfg.policy != KPN_POLICY_STATIC || c->input ||
+                                   c->writer->home != c->reader->home);
     KPNI_STORE(&net->done, 0);
     KPNI_STORE(&net->idle, 0u);
     for (i = 0; i < net->nrunners; ++i)
