@@ -389,7 +389,7 @@ typedef struct kpni_runner {
      * there, and the victim's dispatch count then (runners.c, takeable). */
     kpn_proc *lone;
     uint64_t lone_switches;
-    unsigned lone_looks;       /* idle looks for it since it last ran or slept */
+    unsigned lone_looks;       /* idle looks for one since the runner last slept */
 #endif
 #ifdef KPNI_TSAN
     void *fiber;
