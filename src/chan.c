@@ -247,6 +247,13 @@ static KPNI_NOINLINE kpn_status release_cross(kpn_proc *self, kpn_proc *other, k
     return look_cross(self, other, c, why);
 }
 
+/* A fenced look that a move asked 'self' to make (runners.c, "Moves"):
+ * the caller has fenced. */
+void kpni_chan_look(kpn_proc *self, kpn_chan *c, kpn_proc_state why)
+{
+    (void)look_cross(self, why == KPN_PROC_BLOCKED_READ ? c->reader : c->writer, c, why);
+}
+
 /* The look release_cross left out, with its fence: about to block, 'self'
  * wakes the other end of the channel it noted for 'end' if that waits on
  * it.  Made before 'self' takes its runner's lock: the wake takes the
@@ -268,14 +275,14 @@ void kpni_chan_flush(kpn_proc *self, int end)
  * look.  Where both ends stay on one runner ('cross' clear), 'other'
  * cannot be blocking while 'self' runs, so a plain look sees whatever it
  * did before it parked: every message on such a channel costs what it
- * costs on one runner.  'state' is other's, loaded earlier where nothing
- * could change it since (put_fast says when); a crossing channel loads
- * it again. */
-static KPNI_INLINE kpn_status release_seen(kpn_proc *self, kpn_proc *other, kpn_chan *c,
-                                           kpn_proc_state why, unsigned state)
+ * costs on one runner.  (A move that starts the channel crossing while
+ * 'self' runs has self's runner look again before self blocks: runners.c,
+ * "Moves".)  'state' is other's, loaded earlier where nothing could
+ * change it since (put_fast says when); a crossing channel loads it
+ * again.  The mark is read once per message. */
+static KPNI_INLINE kpn_status release_local(kpn_proc *self, kpn_proc *other, kpn_chan *c,
+                                            kpn_proc_state why, unsigned state)
 {
-    if (KPNI_UNLIKELY(KPNI_CROSS(c)))
-        return release_cross(self, other, c, why);
     if (state != why || KPNI_LOAD(&other->wait) != c)
         return KPN_OK;
     if (KPNI_MT(self->runner))
@@ -284,12 +291,20 @@ static KPNI_INLINE kpn_status release_seen(kpn_proc *self, kpn_proc *other, kpn_
     return KPN_OK;
 }
 
+static KPNI_INLINE kpn_status release_seen(kpn_proc *self, kpn_proc *other, kpn_chan *c,
+                                           kpn_proc_state why, unsigned state)
+{
+    if (KPNI_UNLIKELY(KPNI_CROSS(c)))
+        return release_cross(self, other, c, why);
+    return release_local(self, other, c, why, state);
+}
+
 static KPNI_INLINE kpn_status release(kpn_proc *self, kpn_proc *other, kpn_chan *c,
                                       kpn_proc_state why)
 {
     if (KPNI_UNLIKELY(KPNI_CROSS(c))) /* before the load: it loads the state itself */
         return release_cross(self, other, c, why);
-    return release_seen(self, other, c, why, KPNI_LOAD(&other->state));
+    return release_local(self, other, c, why, KPNI_LOAD(&other->state));
 }
 
 /* Each end's copy of the other's counter (the hosted layout; the compact
@@ -647,5 +662,5 @@ void kpni_chan_set_cross(kpn_chan *c, int cross)
         to[KPNI_RD_SENT] = c->sent;
     }
 #endif
-    c->cross = (unsigned char)(cross != 0);
+    KPNI_STORE(&c->cross, (unsigned char)(cross != 0));
 }

@@ -357,6 +357,10 @@ enum { KPNI_AWAKE, KPNI_SPINNING, KPNI_ASLEEP };
  * runner remembers, to look at again when it runs out of work. */
 #define KPNI_PARKED_CROSS 4
 
+/* How many channels a move may mark crossing while their other end runs
+ * on the runner it leaves, before that end next blocks (runners.c). */
+#define KPNI_FLIPS 8
+
 /* How long an idle runner spins before it sleeps in the kernel: a wake
  * while it spins costs a store, after it a system call on each side. */
 #ifndef KPNI_IDLE_SPINS
@@ -385,6 +389,17 @@ typedef struct kpni_runner {
      * runner looks whether their wake-up was missed (runners.c). */
     kpn_proc *parked_cross[KPNI_PARKED_CROSS];
     unsigned nparked_cross;
+    /* Channels a move marked crossing while their other end ran here,
+     * with the state the mover would wait in: the running end looks at
+     * them again, fenced, before it next blocks (runners.c, "Moves"). */
+    struct kpni_flip {
+        kpn_chan *c;
+        unsigned why;
+    } flipped[KPNI_FLIPS];
+    unsigned nflipped;
+    /* Channels that stopped crossing as a process moved here: only this
+     * runner's thread moves processes here, so a plain count (block_any). */
+    unsigned unflips;
     /* A victim's only queued process that this runner, as a thief, left
      * there, and the victim's dispatch count then (runners.c, takeable). */
     kpn_proc *lone;
@@ -585,14 +600,16 @@ struct kpn_chan {
     unsigned char *ring;
     size_t msg_size;
     unsigned char closed;      /* written once, by the writer */
-    /* Its two ends may run at once on different runners (set by kpn_run:
-     * several runners, and not both ends homed on one runner under
-     * KPN_POLICY_STATIC). */
+    /* Its two ends may run at once on different runners: set by kpn_run
+     * under KPN_POLICY_STATIC (not both ends homed on one runner), and
+     * under work stealing while the ends are on different runners
+     * (runners.c, "Moves"). */
     unsigned char cross;
     unsigned char input;       /* written by kpn_offer from outside the net */
     unsigned char ring_pooled; /* 'ring' came from the reserve pool */
     unsigned char rd_off;      /* where the reader's words start (above) */
-    unsigned char pad0[KPNI_LINE - 13 - 6 * sizeof(void *)];
+    unsigned char always_cross; /* 'cross' for the whole run, wherever its ends are */
+    unsigned char pad0[KPNI_LINE - 14 - 6 * sizeof(void *)];
     /* line 1: the writer's */
     size_t wpos;
     size_t cap;                /* messages */
@@ -704,7 +721,11 @@ enum { KPNI_WRITES, KPNI_READS };
  * lua_lock does the same). */
 #if KPN_THREADS
 #define KPNI_MT(r) ((r)->mt)
-#define KPNI_CROSS(c) ((c)->cross)
+/* A move may change the mark while the other end runs (runners.c,
+ * "Moves"): read once per use, as the shared byte it is. */
+#define KPNI_CROSS(c) KPNI_LOAD(&(c)->cross)
+#define KPNI_FLIPPED(r) ((r)->nflipped)
+#define KPNI_UNFLIPS(r) ((r)->unflips)
 /* A process's 'nwaiters' changes under the lock of the waiter's runner
  * and of the waker's, which differ when a channel crosses: with several
  * runners, atomically. */
@@ -729,10 +750,14 @@ int kpni_runners_idle(kpni_runner *r);
 int kpni_runners_done(const kpni_runner *r);
 void kpni_runners_finish(kpni_runner *r);
 void kpni_runners_wake_all(kpn_net *net);
+void kpni_runners_mark(kpn_net *net);
+void kpni_runners_look_flipped(kpni_runner *r, kpn_proc *self);
 kpn_status kpni_runners_run(kpn_net *net);
 #else
 #define KPNI_MT(r) 0
 #define KPNI_CROSS(c) 0
+#define KPNI_FLIPPED(r) 0
+#define KPNI_UNFLIPS(r) 0u
 #define KPNI_NWAITERS_ADD(r, p, d) ((void)(r), (void)((p)->nwaiters += (uint32_t)(d)))
 #define KPNI_UNFENCED(p, end) ((void)(p), (void)(end), (kpn_chan *)NULL)
 #define KPNI_SET_UNFENCED(p, end, c) ((void)(p), (void)(end), (void)(c))
@@ -751,6 +776,7 @@ static inline kpn_proc *kpni_runners_steal(kpni_runner *r) { (void)r; return NUL
 static inline int kpni_runners_idle(kpni_runner *r) { (void)r; return 0; }
 static inline int kpni_runners_done(const kpni_runner *r) { (void)r; return 0; }
 static inline void kpni_runners_finish(kpni_runner *r) { (void)r; }
+static inline void kpni_runners_look_flipped(kpni_runner *r, kpn_proc *self) { (void)r; (void)self; }
 static inline void kpni_runners_wake_all(kpn_net *net) { (void)net; }
 static inline kpn_status kpni_runners_run(kpn_net *net) { (void)net; return KPN_EINVAL; }
 #endif
@@ -938,6 +964,7 @@ kpn_status kpni_chan_grow(kpn_chan *c);
 int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why);
 void kpni_chan_set_cross(kpn_chan *c, int cross);
 void kpni_chan_flush(kpn_proc *self, int end);
+void kpni_chan_look(kpn_proc *self, kpn_chan *c, kpn_proc_state why);
 kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
                           kpn_proc *reader, size_t msg_size, size_t capacity);
 

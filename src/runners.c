@@ -167,6 +167,157 @@ void kpni_unlock_all(kpni_runner *r)
         spin_unlock(&net->runners[i].lock);
 }
 
+/*
+ * Moves.  Under work stealing a channel is marked 'cross' (chan.c,
+ * release) while its two ends are on different runners, so that where a
+ * net keeps to one runner its messages cost what they cost on one.  A
+ * process that moves sets the marks of its channels for where it goes,
+ * holding the locks of the runner it leaves and of the one it joins:
+ *
+ *  - a channel whose other end is on the runner it joins stops crossing.
+ *    Nothing runs there but, at most, the waker that moves it there,
+ *    which may finish its message the crossing way: more than it needs.
+ *  - a channel whose other end stays behind starts to cross.  If that
+ *    end is running, it may have read the old mark for the message it is
+ *    handling: it then skipped the fenced pairing with a partner that is
+ *    now free to block elsewhere, and may miss that partner's block.  So
+ *    the move notes the channel on the runner it leaves ('flipped'), and
+ *    the running end makes the look again, after a fence, before it next
+ *    blocks (kpni_runners_look_flipped), as it does for the looks its
+ *    crossing messages leave unfenced (chan.c, release_cross); its exit
+ *    wakes every partner anyway.  A process whose move would need more
+ *    notes than the runner has room for stays where it is (may_move).
+ *
+ * A blocker, which holds its runner's lock, sees the marks of its
+ * channels still; the resolver's walk on one runner (resolve.c, stays)
+ * follows a channel that does not cross to a process on the same runner.
+ * An input, and every channel of a process with more than MOVE_WALK of
+ * them (a source scattering to a thousand workers), cross for the whole
+ * run ('always_cross'), so that a move never walks more than MOVE_WALK
+ * channels.
+ */
+#define MOVE_WALK 16
+
+#if KPNI_CHAN_LINES
+
+/* The other end of 'c' from 'p' (NULL where its mark never changes). */
+static kpn_proc *partner(const kpn_chan *c, const kpn_proc *p)
+{
+    if (c->always_cross)
+        return NULL;
+    return c->writer == p ? c->reader : c->writer;
+}
+
+/* Whether a move of 'p' off its runner starts 'c' crossing while its
+ * other end runs there. */
+static int flips_running(const kpn_chan *c, const kpn_proc *p)
+{
+    const kpn_proc *q = partner(c, p);
+
+    return q != NULL && q != p && !c->cross && q == p->runner->current;
+}
+
+/* Holding the lock of p's runner: whether p may move off it now.  Not
+ * while it runs, nor where the runner has no room left to note the
+ * channels the move starts crossing under a running partner. */
+static int may_move(const kpn_proc *p)
+{
+    const kpni_runner *v = p->runner;
+    const kpn_chan *c;
+    unsigned flips = v->nflipped;
+
+    if (v->current == NULL)
+        return 1;
+    if (v->current == p)
+        return 0;
+    for (c = p->outs; c != NULL; c = c->next_out)
+        flips += (unsigned)flips_running(c, p);
+    for (c = p->ins; c != NULL; c = c->next_in)
+        flips += (unsigned)flips_running(c, p);
+    return flips <= KPNI_FLIPS;
+}
+
+static void mark(kpn_chan *c, const kpn_proc *p, kpni_runner *to)
+{
+    const kpn_proc *q = partner(c, p);
+    unsigned char cross;
+
+    if (q == NULL || q == p)
+        return;
+    if (flips_running(c, p)) {
+        kpni_runner *v = p->runner;
+        struct kpni_flip *f = &v->flipped[v->nflipped++];
+
+        f->c = c;
+        f->why = c->reader == p ? KPN_PROC_BLOCKED_READ : KPN_PROC_BLOCKED_WRITE;
+    }
+    cross = (unsigned char)(KPNI_LOAD(&q->runner) != to);
+    if (KPNI_LOAD(&c->cross) != cross) {
+        KPNI_STORE(&c->cross, cross);
+        if (!cross)
+            to->unflips++;
+    }
+}
+
+/* Holding the locks of p's runner and of 'to' (may_move said yes): p
+ * moves there. */
+static void move(kpn_proc *p, kpni_runner *to)
+{
+    kpn_chan *c;
+
+    for (c = p->outs; c != NULL; c = c->next_out)
+        mark(c, p, to);
+    for (c = p->ins; c != NULL; c = c->next_in)
+        mark(c, p, to);
+}
+
+/* Before a run under work stealing: each channel's marks for where its
+ * ends start.  A process's channels are counted in 'seen' (place.c says
+ * why that is free), up to one past MOVE_WALK. */
+void kpni_runners_mark(kpn_net *net)
+{
+    kpn_proc *p;
+    kpn_chan *c;
+
+    for (c = net->chans; c != NULL; c = c->next) {
+        if (!c->input && c->writer->seen <= MOVE_WALK)
+            c->writer->seen++;
+        if (!c->input && c->reader != c->writer && c->reader->seen <= MOVE_WALK)
+            c->reader->seen++;
+    }
+    for (c = net->chans; c != NULL; c = c->next) {
+        c->always_cross = (unsigned char)(c->input || c->writer->seen > MOVE_WALK ||
+                                          c->reader->seen > MOVE_WALK);
+        kpni_chan_set_cross(c, 1); /* the reader's words on its own line */
+        KPNI_STORE(&c->cross, (unsigned char)(c->always_cross || c->writer->runner != c->reader->runner));
+    }
+    for (p = net->procs; p != NULL; p = p->next)
+        p->seen = 0;
+}
+
+#else /* the compact layout keeps no lists: every channel crosses */
+
+static int may_move(const kpn_proc *p)
+{
+    return p->runner->current != p;
+}
+
+static void move(kpn_proc *p, kpni_runner *to)
+{
+    (void)p;
+    (void)to;
+}
+
+void kpni_runners_mark(kpn_net *net)
+{
+    kpn_chan *c;
+
+    for (c = net->chans; c != NULL; c = c->next)
+        kpni_chan_set_cross(c, 1);
+}
+
+#endif
+
 /* An idle runner first spins ('sleeping' KPNI_SPINNING), then commits to
  * its semaphore (KPNI_ASLEEP).  Waking a runner that still spins is a
  * store it sees; only one that committed costs a post, a system call. */
@@ -213,10 +364,12 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
      * every lock, sched.c's walk) stays where it runs. */
     if (net->cfg.policy == KPN_POLICY_STATIC)
         t = &net->runners[p->home];
-    else if (net->cfg.wake == KPN_WAKE_WAKER && p->runner->current != p)
+    else if (net->cfg.wake == KPN_WAKE_WAKER && (p->runner == waker || may_move(p)))
         t = waker;
     else
         t = p->runner;
+    if (t != p->runner)
+        move(p, t);
     if (net->cfg.policy == KPN_POLICY_STATIC)
         kpni_queue_push_back(t, p);
     else
@@ -256,7 +409,7 @@ static kpn_proc *takeable(kpni_runner *r, const kpni_runner *v, int note)
 {
     kpn_proc *p = v->tail;
 
-    if (p == NULL || p == v->current)
+    if (p == NULL || !may_move(p))
         return NULL;
     if (p != v->head || v->current == NULL ||
         (r->lone == p && r->lone_switches == v->switches))
@@ -291,6 +444,7 @@ kpn_proc *kpni_runners_steal(kpni_runner *r)
             continue;
         p = takeable(r, v, 1);
         if (p != NULL) {
+            move(p, r);
             kpni_queue_unlink(v, p);
             KPNI_STORE(&p->runner, r); /* moved under both locks */
         }
@@ -324,6 +478,25 @@ static int stealable(kpni_runner *r)
 void kpni_runners_parked_cross(kpni_runner *r, kpn_proc *p)
 {
     r->parked_cross[r->nparked_cross++ % KPNI_PARKED_CROSS] = p;
+}
+
+/* Holding r's lock, 'self' about to block on r: the looks the moves
+ * noted in 'flipped' (above, "Moves"), each after a fence, since self's
+ * last message on the channel may have skipped its pairing with a
+ * partner that now blocks on another runner.  A look may wake, which
+ * takes other runners' locks, so r's is let go meanwhile; one note at a
+ * time, so that the frame stays small on a process's stack.  Returns
+ * holding r's lock, with nothing left noted. */
+void kpni_runners_look_flipped(kpni_runner *r, kpn_proc *self)
+{
+    while (r->nflipped != 0) {
+        struct kpni_flip f = r->flipped[--r->nflipped];
+
+        kpni_unlock(r);
+        KPNI_FENCE();
+        kpni_chan_look(self, f.c, (kpn_proc_state)f.why);
+        kpni_lock(r);
+    }
 }
 
 /* Holding no lock: make ready any of the processes r remembers that waits
@@ -442,13 +615,17 @@ kpn_status kpni_runners_run(kpn_net *net)
     /* Under KPN_POLICY_STATIC a process runs only on its home runner, so
      * a channel whose ends share one is never used from two threads at
      * once (chan.c, release). */
-    for (c = net->chans; c != NULL; c = c->next)
-        kpni_chan_set_cross(c, net->cfg.policy != KPN_POLICY_STATIC || c->input ||
-                                   c->writer->home != c->reader->home);
+    if (net->cfg.policy == KPN_POLICY_STATIC)
+        for (c = net->chans; c != NULL; c = c->next)
+            kpni_chan_set_cross(c, c->input || c->writer->home != c->reader->home);
+    else
+        kpni_runners_mark(net);
     KPNI_STORE(&net->done, 0);
     KPNI_STORE(&net->idle, 0u);
-    for (i = 0; i < net->nrunners; ++i)
+    for (i = 0; i < net->nrunners; ++i) {
         KPNI_STORE(&net->runners[i].sleeping, KPNI_AWAKE);
+        net->runners[i].nflipped = 0; /* a walk may leave some (block_any) */
+    }
     for (started = 1; started < net->nrunners; ++started) {
         kpni_runner *r = &net->runners[started];
         if (kpn_port_thread_start(r->thread, r->stack, net->cfg.runner_stack, runner_thread, r) != 0)

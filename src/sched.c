@@ -249,21 +249,35 @@ static int walk(kpni_runner *r, kpn_proc *self, kpn_proc_state why, int mt)
  * resolver's walk needs every runner's lock; taking them lets go of
  * this runner's for a moment, in which the other end may wake 'self'
  * (it is marked blocked): then it takes itself back off the queue and
- * goes on.  Whether it parked or not, it returns holding no lock. */
+ * goes on.  Whether it parked or not, it returns holding no lock.
+ *
+ * Under work stealing the marks follow the processes (runners.c,
+ * "Moves").  A move that started one of self's channels crossing while
+ * self ran left a note here, and self makes its fenced look first.  (One
+ * made while a walk has let go of the lock needs none: self's messages
+ * were all published before it did.)  And one of self's own wakes above
+ * may bring the other end of 'on' here, so that 'on' stops crossing
+ * after self found it empty or full while that end ran elsewhere: a
+ * block that saw such a move ('unflips') fences and looks again as on a
+ * crossing channel. */
 static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
 {
     kpni_runner *r = self->runner;
     int mt = KPNI_MT(r); /* read once: the stores below may alias it */
+    unsigned unflips = KPNI_UNFLIPS(r); /* before the wakes below */
 
     if (mt && KPNI_UNFENCED(self, KPNI_WRITES) != NULL)
         kpni_chan_flush(self, KPNI_WRITES);
     if (mt && KPNI_UNFENCED(self, KPNI_READS) != NULL)
         kpni_chan_flush(self, KPNI_READS);
-    if (mt)
+    if (mt) {
         kpni_lock(r);
+        if (KPNI_UNLIKELY(KPNI_FLIPPED(r) != 0))
+            kpni_runners_look_flipped(r, self);
+    }
     KPNI_STORE(&self->wait, on);
     KPNI_STORE(&self->state, why);
-    if (mt && KPNI_CROSS(on)) {
+    if (mt && (KPNI_CROSS(on) || KPNI_UNFLIPS(r) != unflips)) {
         KPNI_FENCE();
         if (!kpni_chan_must_block(on, why)) {
             KPNI_STORE(&self->state, KPN_PROC_RUNNING);
@@ -315,8 +329,13 @@ void kpni_sched_exit(kpn_proc *self)
         kpni_lock_all(r);
     KPNI_STORE(&self->state, KPN_PROC_EXITED);
     kpni_proc_finish(self);
-    if (KPNI_MT(r))
+    if (KPNI_MT(r)) {
+        /* what a move noted here is for self's channels, whose other
+         * ends the finish has just woken (or was left by an earlier
+         * process's walk, which needs no look: block_any) */
+        KPNI_FLIPPED(r) = 0;
         kpni_lock_down(r);
+    }
     park(self, 0); /* never resumed: nothing follows the switch */
     KPN_ASSERT(0); /* an exited process is never resumed */
 }

@@ -718,3 +718,107 @@ void test_a_thief_leaves_a_process_queued_alone_until_it_has_waited(void)
     TEST_ASSERT_EQUAL_INT(KPNI_AWAKE, r1->sleeping);
     TEST_ASSERT_EQUAL_UINT(0, net->idle);
 }
+
+/* Every queue emptied, then 'r' given just the processes listed (up to
+ * a NULL), front to back: a white-box test's starting point. */
+static void queues(kpni_runner *r, kpn_proc *a, kpn_proc *b)
+{
+    kpn_proc *p;
+    unsigned i;
+
+    for (i = 0; i < net->nrunners; ++i)
+        while ((p = kpni_queue_pop_front(&net->runners[i])) != NULL)
+            p->state = KPN_PROC_BLOCKED_READ;
+    if (a != NULL)
+        kpni_sched_enqueue(r, a);
+    if (b != NULL)
+        kpni_sched_enqueue(r, b);
+}
+
+/* Under work stealing a channel crosses while its ends are on different
+ * runners (runners.c, "Moves"): kpn_run marks them where they start, and
+ * a process that moves marks its channels for where it goes.  A channel
+ * that starts to cross while its other end runs is noted on that end's
+ * runner, which looks at it again, fenced, before that end blocks; a
+ * process whose move would need more notes than there is room for stays.
+ * A process with more channels than a move may walk (16) keeps all of
+ * them crossing.  White-box, as above. */
+void test_a_channel_crosses_while_its_ends_are_on_different_runners(void)
+{
+    kpn_proc *x, *q, *p, *hub, *leaf[17];
+    kpn_chan *xp, *qp, *hc[17];
+    kpni_runner *r0, *r1;
+    unsigned unflips;
+    int i;
+
+    init(2, KPN_POLICY_WS, KPN_WAKE_WAKER);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &q, "q", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &xp, x, p, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &qp, q, p, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &hub, "hub", idle, NULL, 4096));
+    for (i = 0; i < 17; ++i) {
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &leaf[i], "leaf", idle, NULL, 4096));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &hc[i], hub, leaf[i], sizeof(int), 1));
+    }
+    r0 = &net->runners[0];
+    r1 = &net->runners[1];
+    /* spawn order, i mod 2 */
+    TEST_ASSERT_TRUE(x->runner == r0 && q->runner == r1 && p->runner == r0);
+    TEST_ASSERT_TRUE(hub->runner == r1 && leaf[1]->runner == r1);
+
+    kpni_runners_mark(net);
+    TEST_ASSERT_EQUAL_INT(0, xp->cross);
+    TEST_ASSERT_EQUAL_INT(1, qp->cross);
+    TEST_ASSERT_EQUAL_INT(1, hc[1]->cross); /* on one runner, but the hub's */
+
+    /* q, on runner 1, wakes p while x, p's partner, runs on runner 0: p
+     * moves to q's runner, x's channel starts to cross and runner 0
+     * notes it, for a look at p as a reader; q's stops crossing */
+    queues(r0, NULL, NULL);
+    r0->current = x;
+    unflips = r1->unflips;
+    kpni_sched_ready_mt(r1, p);
+    TEST_ASSERT_TRUE(p->runner == r1 && r1->head == p);
+    TEST_ASSERT_TRUE(xp->cross == 1 && qp->cross == 0);
+    TEST_ASSERT_EQUAL_UINT(1, r0->nflipped);
+    TEST_ASSERT_TRUE(r0->flipped[0].c == xp);
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_READ, r0->flipped[0].why);
+    TEST_ASSERT_EQUAL_UINT(unflips + 1, r1->unflips);
+
+    /* x, about to block, makes the look: p waits on x's channel and is
+     * woken onto x's runner; nothing is left noted */
+    queues(r0, NULL, NULL);
+    r1->current = NULL;
+    p->wait = xp;
+    x->nwaiters = 1;
+    kpni_lock(r0);
+    kpni_runners_look_flipped(r0, x);
+    kpni_unlock(r0);
+    TEST_ASSERT_EQUAL_UINT(0, r0->nflipped);
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, p->state);
+    TEST_ASSERT_TRUE(p->runner == r0 && r0->head == p && xp->cross == 0);
+
+    /* a thief takes x, behind leaf 0, while p runs on x's runner, as long
+     * as the runner has room left to note x's channel... */
+    queues(r0, leaf[0], x);
+    r0->current = p;
+    r0->nflipped = KPNI_FLIPS;
+    TEST_ASSERT_NULL(kpni_runners_steal(r1));
+    TEST_ASSERT_TRUE(x->runner == r0 && xp->cross == 0);
+    r0->nflipped = KPNI_FLIPS - 1;
+    TEST_ASSERT_TRUE(kpni_runners_steal(r1) == x);
+    TEST_ASSERT_TRUE(x->runner == r1 && xp->cross == 1);
+    TEST_ASSERT_EQUAL_UINT(KPNI_FLIPS, r0->nflipped);
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_WRITE, r0->flipped[KPNI_FLIPS - 1].why);
+    r0->nflipped = 0;
+    r0->current = NULL;
+
+    /* the hub's channels cross wherever it goes, leaf 1's with it */
+    queues(r0, leaf[0], hub);
+    TEST_ASSERT_TRUE(kpni_runners_steal(r1) == hub);
+    TEST_ASSERT_TRUE(hub->runner == r1 && leaf[1]->runner == r1);
+    TEST_ASSERT_EQUAL_INT(1, hc[1]->cross);
+    r0->current = NULL;
+}
