@@ -725,6 +725,7 @@ enum { KPNI_WRITES, KPNI_READS };
  * "Moves"): read once per use, as the shared byte it is. */
 #define KPNI_CROSS(c) KPNI_LOAD(&(c)->cross)
 #define KPNI_FLIPPED(r) ((r)->nflipped)
+#define KPNI_FORGET_FLIPS(r) ((r)->nflipped = 0)
 #define KPNI_UNFLIPS(r) ((r)->unflips)
 /* A process's 'nwaiters' changes under the lock of the waiter's runner
  * and of the waker's, which differ when a channel crosses: with several
@@ -757,6 +758,7 @@ kpn_status kpni_runners_run(kpn_net *net);
 #define KPNI_MT(r) 0
 #define KPNI_CROSS(c) 0
 #define KPNI_FLIPPED(r) 0
+#define KPNI_FORGET_FLIPS(r) ((void)(r))
 #define KPNI_UNFLIPS(r) 0u
 #define KPNI_NWAITERS_ADD(r, p, d) ((void)(r), (void)((p)->nwaiters += (uint32_t)(d)))
 #define KPNI_UNFENCED(p, end) ((void)(p), (void)(end), (kpn_chan *)NULL)

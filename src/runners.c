@@ -214,7 +214,7 @@ static int flips_running(const kpn_chan *c, const kpn_proc *p)
 {
     const kpn_proc *q = partner(c, p);
 
-    return q != NULL && q != p && !c->cross && q == p->runner->current;
+    return q != NULL && q != p && !KPNI_LOAD(&c->cross) && q == p->runner->current;
 }
 
 /* Holding the lock of p's runner: whether p may move off it now.  Not

@@ -333,7 +333,7 @@ void kpni_sched_exit(kpn_proc *self)
         /* what a move noted here is for self's channels, whose other
          * ends the finish has just woken (or was left by an earlier
          * process's walk, which needs no look: block_any) */
-        KPNI_FLIPPED(r) = 0;
+        KPNI_FORGET_FLIPS(r);
         kpni_lock_down(r);
     }
     park(self, 0); /* never resumed: nothing follows the switch */
