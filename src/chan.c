@@ -247,8 +247,9 @@ static KPNI_NOINLINE kpn_status release_cross(kpn_proc *self, kpn_proc *other, k
     return look_cross(self, other, c, why);
 }
 
-/* A fenced look that a move asked 'self' to make (runners.c, "Moves"):
- * the caller has fenced. */
+/* The look at the end of 'c' that would wait for 'why', made after the
+ * caller's fence: the flush below, and the look a move asked 'self' to
+ * make (runners.c, "Moves"). */
 void kpni_chan_look(kpn_proc *self, kpn_chan *c, kpn_proc_state why)
 {
     (void)look_cross(self, why == KPN_PROC_BLOCKED_READ ? c->reader : c->writer, c, why);
@@ -261,13 +262,10 @@ void kpni_chan_look(kpn_proc *self, kpn_chan *c, kpn_proc_state why)
 void kpni_chan_flush(kpn_proc *self, int end)
 {
     kpn_chan *c = KPNI_UNFENCED(self, end);
-    int writes = end == KPNI_WRITES;
-    kpn_proc *other = writes ? c->reader : c->writer;
-    kpn_proc_state why = writes ? KPN_PROC_BLOCKED_READ : KPN_PROC_BLOCKED_WRITE;
 
     KPNI_SET_UNFENCED(self, end, (kpn_chan *)NULL);
     KPNI_FENCE();
-    (void)look_cross(self, other, c, why);
+    kpni_chan_look(self, c, end == KPNI_WRITES ? KPN_PROC_BLOCKED_READ : KPN_PROC_BLOCKED_WRITE);
 }
 
 /* Release 'other' if it is blocked on 'c' for 'why'; 'self' has just

@@ -394,7 +394,7 @@ typedef struct kpni_runner {
      * them again, fenced, before it next blocks (runners.c, "Moves"). */
     struct kpni_flip {
         kpn_chan *c;
-        unsigned why;
+        kpn_proc_state why;
     } flipped[KPNI_FLIPS];
     unsigned nflipped;
     /* Channels that stopped crossing as a process moved here: only this

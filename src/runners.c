@@ -494,7 +494,7 @@ void kpni_runners_look_flipped(kpni_runner *r, kpn_proc *self)
 
         kpni_unlock(r);
         KPNI_FENCE();
-        kpni_chan_look(self, f.c, (kpn_proc_state)f.why);
+        kpni_chan_look(self, f.c, f.why);
         kpni_lock(r);
     }
 }
