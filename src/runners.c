@@ -485,13 +485,20 @@ void kpni_runners_parked_cross(kpni_runner *r, kpn_proc *p)
  * last message on the channel may have skipped its pairing with a
  * partner that now blocks on another runner.  A look may wake, which
  * takes other runners' locks, so r's is let go meanwhile; one note at a
- * time, so that the frame stays small on a process's stack.  Returns
+ * time, so that the frame stays small on a process's stack.  A note on a
+ * channel that is not self's was left by a move while an earlier
+ * process's walk had let go of r's lock, and needs no look (sched.c,
+ * block_any); nor could self make it, since a wake hands the woken
+ * process the resolver's mark of the process it waited for, which only
+ * that process, or a holder of its runner's lock, may read.  Returns
  * holding r's lock, with nothing left noted. */
 void kpni_runners_look_flipped(kpni_runner *r, kpn_proc *self)
 {
     while (r->nflipped != 0) {
         struct kpni_flip f = r->flipped[--r->nflipped];
 
+        if (f.c->writer != self && f.c->reader != self)
+            continue;
         kpni_unlock(r);
         KPNI_FENCE();
         kpni_chan_look(self, f.c, f.why);

@@ -800,6 +800,19 @@ void test_a_channel_crosses_while_its_ends_are_on_different_runners(void)
     TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, p->state);
     TEST_ASSERT_TRUE(p->runner == r0 && r0->head == p && xp->cross == 0);
 
+    /* a note on a channel that is not the blocker's (left while an
+     * earlier process's walk had let go of the lock) is dropped unlooked */
+    queues(r0, NULL, NULL);
+    p->wait = qp;
+    r0->flipped[0].c = qp;
+    r0->flipped[0].why = KPN_PROC_BLOCKED_READ;
+    r0->nflipped = 1;
+    kpni_lock(r0);
+    kpni_runners_look_flipped(r0, x);
+    kpni_unlock(r0);
+    TEST_ASSERT_EQUAL_UINT(0, r0->nflipped);
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_READ, p->state);
+
     /* a thief takes x, behind leaf 0, while p runs on x's runner, as long
      * as the runner has room left to note x's channel... */
     queues(r0, leaf[0], x);
