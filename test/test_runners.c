@@ -735,6 +735,16 @@ static void queues(kpni_runner *r, kpn_proc *a, kpn_proc *b)
         kpni_sched_enqueue(r, b);
 }
 
+/* 'self' about to block on 'r' makes the looks r's move notes ask for,
+ * as block_any does under r's lock; none is left noted after. */
+static void look_flipped(kpni_runner *r, kpn_proc *self)
+{
+    kpni_lock(r);
+    kpni_runners_look_flipped(r, self);
+    kpni_unlock(r);
+    TEST_ASSERT_EQUAL_UINT(0, r->nflipped);
+}
+
 /* Under work stealing a channel crosses while its ends are on different
  * runners (runners.c, "Moves"): kpn_run marks them where they start, and
  * a process that moves marks its channels for where it goes.  A channel
@@ -793,10 +803,7 @@ void test_a_channel_crosses_while_its_ends_are_on_different_runners(void)
     r1->current = NULL;
     p->wait = xp;
     x->nwaiters = 1;
-    kpni_lock(r0);
-    kpni_runners_look_flipped(r0, x);
-    kpni_unlock(r0);
-    TEST_ASSERT_EQUAL_UINT(0, r0->nflipped);
+    look_flipped(r0, x);
     TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, p->state);
     TEST_ASSERT_TRUE(p->runner == r0 && r0->head == p && xp->cross == 0);
 
@@ -807,10 +814,7 @@ void test_a_channel_crosses_while_its_ends_are_on_different_runners(void)
     r0->flipped[0].c = qp;
     r0->flipped[0].why = KPN_PROC_BLOCKED_READ;
     r0->nflipped = 1;
-    kpni_lock(r0);
-    kpni_runners_look_flipped(r0, x);
-    kpni_unlock(r0);
-    TEST_ASSERT_EQUAL_UINT(0, r0->nflipped);
+    look_flipped(r0, x);
     TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_READ, p->state);
 
     /* a thief takes x, behind leaf 0, while p runs on x's runner, as long
