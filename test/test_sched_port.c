@@ -300,3 +300,54 @@ void test_a_net_waiting_for_input_sleeps_in_the_idle_hook_until_the_input_closes
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(1, kpn_port_idle_wait_CallCount());
 }
+
+/* ---- several runners: a block whose own wake stops its channel crossing ---- */
+
+/*
+ * b, on runner 0, found its input 'on' empty while w, the writer, ran on
+ * runner 1.  Meanwhile w sent on 'on', looked at b without a fence (b was
+ * not blocked yet) and blocked reading 'x', whose message b had sent with
+ * the same unfenced look.  Now b blocks: its fenced look at 'x' wakes w,
+ * which joins b's runner, so 'on' stops crossing before b has fenced.  b
+ * must look at 'on' again (runners.c, "Moves": 'unflips') and go on
+ * instead of parking beside the message: the mock fails the test on any
+ * switch.  No thread runs; the test is runner 0's thread.
+ */
+void test_a_block_whose_own_wake_stops_its_channel_crossing_looks_at_it_again(void)
+{
+    kpn_proc *b, *w;
+    kpn_chan *on, *x;
+    kpni_runner *r0, *r1;
+
+    kpn_port_sem_init_IgnoreAndReturn(0);
+    init_net(2); /* work stealing, a woken process joins the waker's runner */
+    kpn_port_init_Ignore();
+    b = spawn();
+    w = spawn();
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &on, w, b, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &x, b, w, sizeof(int), 1));
+    r0 = &net->runners[0];
+    r1 = &net->runners[1];
+    TEST_ASSERT_TRUE(b->runner == r0 && w->runner == r1); /* spawn order, i mod 2 */
+    TEST_ASSERT_TRUE(kpni_queue_pop_front(r0) == b && kpni_queue_pop_front(r1) == w);
+    kpni_runners_mark(net);
+    TEST_ASSERT_TRUE(on->cross && x->cross);
+
+    b->state = KPN_PROC_RUNNING;
+    r0->current = b;
+    x->sent = 1;
+    KPNI_SET_UNFENCED(b, KPNI_WRITES, x);
+    w->state = KPN_PROC_BLOCKED_READ;
+    w->wait = x;
+    on->sent = 1;
+
+    kpni_sched_block(b, KPN_PROC_BLOCKED_READ, on);
+
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_RUNNING, b->state);
+    TEST_ASSERT_NULL(b->wait);
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, w->state);
+    TEST_ASSERT_TRUE(w->runner == r0 && r0->head == w);
+    TEST_ASSERT_TRUE(!on->cross && !x->cross);
+    TEST_ASSERT_EQUAL_INT(0, r0->lock);
+    TEST_ASSERT_EQUAL_INT(0, r1->lock);
+}
