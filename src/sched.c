@@ -440,29 +440,41 @@ static kpn_proc *blame(kpn_net *net, const void *x)
 /* The scan below walks lists whose records lie far apart in the arena
  * and were last touched long ago: without help, 16 384 processes and
  * their 32 768 channels wait about 12 ms on misses, one after the
- * other.  Each step asks for the lines the next step reads while it
- * checks its own: the next record, and this process's band, which the
- * check reads a word at a time.  The next pointer may be NULL or, after
- * an overflow, anything: it is only ever an address to prefetch, which
- * is a hint and never faults. */
-static void ahead_proc(const kpn_proc *p)
+ * other.  Each step asks for the lines the step after next reads (the
+ * record after the next one) and for the next process's band, which its
+ * check reads a word at a time.  The next record was asked for a step
+ * ago: checking it now, as the next step does anyway, waits on nothing,
+ * and only a record found sane is followed, as the scan itself does.
+ * Asking only one step ahead left about a third more of the scan's time
+ * waiting (16 384 workers of bench/aes). */
+static void band_ahead(const kpn_proc *p)
 {
-    uintptr_t next = (uintptr_t)p->next;
     const unsigned char *band = p->stack_lo - KPN_STACK_GUARD;
     size_t i;
 
-    KPNI_PREFETCH(next);
-    KPNI_PREFETCH(next + 64);
     for (i = 0; i < KPN_STACK_GUARD; i += 64)
         KPNI_PREFETCH(band + i);
 }
 
-static void ahead_chan(const kpn_chan *c)
+static void ahead_proc(const kpn_net *net, const kpn_proc *p)
 {
-    uintptr_t next = (uintptr_t)c->next;
+    const kpn_proc *next = p->next;
 
-    KPNI_PREFETCH(next);
-    KPNI_PREFETCH(next + offsetof(kpn_chan, next));
+    if (next == NULL || !kpni_proc_sane(net, next))
+        return;
+    band_ahead(next);
+    KPNI_PREFETCH(next->next);
+    KPNI_PREFETCH((uintptr_t)next->next + 64);
+}
+
+static void ahead_chan(const kpn_net *net, const kpn_chan *c)
+{
+    const kpn_chan *next = c->next;
+
+    if (next == NULL || !kpni_chan_sane(net, next))
+        return;
+    KPNI_PREFETCH(next->next);
+    KPNI_PREFETCH((uintptr_t)next->next + offsetof(kpn_chan, next));
 }
 
 /*
@@ -480,8 +492,10 @@ static kpn_proc *find_fault(kpn_net *net)
 
     if (!kpni_net_sane(net))
         kpni_fail_stop(); /* see park */
+    if (kpni_proc_sane(net, net->procs))
+        band_ahead(net->procs);
     for (p = net->procs; kpni_proc_sane(net, p); p = p->next) {
-        ahead_proc(p);
+        ahead_proc(net, p);
         if (!kpni_proc_guard_intact(p))
             return p;
         last = p;
@@ -491,7 +505,7 @@ static kpn_proc *find_fault(kpn_net *net)
         return blame(net, p != NULL ? (const void *)p : (const void *)last);
     n = 0;
     for (c = net->chans; kpni_chan_sane(net, c); c = c->next) {
-        ahead_chan(c);
+        ahead_chan(net, c);
         ++n;
     }
     if (n != net->nchans)
