@@ -197,12 +197,13 @@ int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why)
 }
 
 /* Several runners: wake 'other' under its runner's lock, if it still
- * waits; with KPN_WAKE_WAKER under work stealing, also under self's,
- * whose queue it may join. */
+ * waits; a reader under work stealing with KPN_WAKE_WAKER also under
+ * self's, whose queue it may join (kpni_sched_ready_mt). */
 static KPNI_NOINLINE kpn_status wake_mt(kpn_proc *self, kpn_proc *other, kpn_chan *c,
                                         kpn_proc_state why)
 {
-    kpni_runner *also = self->net->cfg.wake == KPN_WAKE_WAKER &&
+    kpni_runner *also = why == KPN_PROC_BLOCKED_READ &&
+                                self->net->cfg.wake == KPN_WAKE_WAKER &&
                                 self->net->cfg.policy == KPN_POLICY_WS
                             ? self->runner
                             : NULL;

@@ -889,12 +889,12 @@ static inline void kpni_sched_ready_by(kpni_runner *waker, kpn_proc *p, kpn_proc
         KPNI_NWAITERS_ADD(waker, by, -1);
         p->watched |= by->watched;
     }
-    KPNI_STORE(&p->state, KPN_PROC_READY);
-    KPNI_STORE(&p->wait, (kpn_chan *)NULL);
-    if (mt) {
+    if (mt) { /* it reads what p waited for first */
         kpni_sched_ready_mt(waker, p);
         return;
     }
+    KPNI_STORE(&p->state, KPN_PROC_READY);
+    KPNI_STORE(&p->wait, (kpn_chan *)NULL);
     p->next_ready = NULL;
     if (waker->tail != NULL)
         waker->tail->next_ready = p;

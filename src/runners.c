@@ -351,20 +351,30 @@ void kpni_runners_wake_all(kpn_net *net)
  * (it ran last, so its stack is warm: Vrba's thesis, 4.2.2.4), and an
  * idle runner that can take it is woken.  Under KPN_POLICY_STATIC it
  * joins the back instead, the order one runner keeps, so that a stage
- * drains a batch before the next one runs (docs/runners.md). */
+ * drains a batch before the next one runs (docs/runners.md).
+ *
+ * Under KPN_WAKE_WAKER the target is the waker's runner for a process
+ * woken from a read: the waker has just written what it will read.  One
+ * woken from a write stays where it is: its reader made room, and what
+ * it will write next is its own.  Moving it too would pull each stage of
+ * a pipeline onto the runner of the stage after it, leaving the other
+ * runner to steal them back, one at a time (docs/runners.md). */
 void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
 {
     kpn_net *net = waker->net;
+    int reader = KPNI_LOAD(&p->state) == KPN_PROC_BLOCKED_READ;
     kpni_runner *t;
     unsigned i;
 
+    KPNI_STORE(&p->state, KPN_PROC_READY);
+    KPNI_STORE(&p->wait, (kpn_chan *)NULL);
     /* Under work stealing the caller holds the lock of p's runner and,
-     * for KPN_WAKE_WAKER, the waker's (or every lock).  A process that
-     * is still its runner's current one (it let go of the lock to take
-     * every lock, sched.c's walk) stays where it runs. */
+     * for a reader under KPN_WAKE_WAKER, the waker's (or every lock).  A
+     * process that is still its runner's current one (it let go of the
+     * lock to take every lock, sched.c's walk) stays where it runs. */
     if (net->cfg.policy == KPN_POLICY_STATIC)
         t = &net->runners[p->home];
-    else if (net->cfg.wake == KPN_WAKE_WAKER && (p->runner == waker || may_move(p)))
+    else if (net->cfg.wake == KPN_WAKE_WAKER && reader && (p->runner == waker || may_move(p)))
         t = waker;
     else
         t = p->runner;

@@ -839,3 +839,43 @@ void test_a_channel_crosses_while_its_ends_are_on_different_runners(void)
     TEST_ASSERT_EQUAL_INT(1, hc[1]->cross);
     r0->current = NULL;
 }
+
+/* Under KPN_WAKE_WAKER a process woken from a read joins the waker's
+ * runner, where what it will read has just been written; one woken from
+ * a write stays on its own, where what it will write is (runners.c,
+ * kpni_sched_ready_mt).  Under KPN_WAKE_LAST neither moves.  White-box,
+ * as above. */
+void test_a_woken_reader_joins_the_wakers_runner_and_a_woken_writer_stays(void)
+{
+    kpn_proc *p, *q;
+    kpni_runner *r0, *r1;
+    int rule;
+
+    for (rule = 0; rule < 2; ++rule) {
+        init(2, KPN_POLICY_WS, rule ? KPN_WAKE_WAKER : KPN_WAKE_LAST);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &q, "q", idle, NULL, STACK));
+        r0 = &net->runners[0];
+        r1 = &net->runners[1];
+        TEST_ASSERT_TRUE(p->runner == r0 && q->runner == r1); /* spawn order, i mod 2 */
+
+        /* p last ran on runner 0; q, on runner 1, makes room for it */
+        queues(r0, NULL, NULL);
+        p->state = KPN_PROC_BLOCKED_WRITE;
+        p->wait = (kpn_chan *)(void *)q; /* any non-NULL: cleared by the wake */
+        kpni_sched_ready_mt(r1, p);
+        TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, p->state);
+        TEST_ASSERT_NULL(p->wait);
+        TEST_ASSERT_TRUE(p->runner == r0 && r0->head == p && r1->head == NULL);
+
+        /* q sends to it */
+        queues(r0, NULL, NULL);
+        TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_READ, p->state);
+        kpni_sched_ready_mt(r1, p);
+        TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, p->state);
+        if (rule)
+            TEST_ASSERT_TRUE(p->runner == r1 && r1->head == p && r0->head == NULL);
+        else
+            TEST_ASSERT_TRUE(p->runner == r0 && r0->head == p && r1->head == NULL);
+    }
+}
