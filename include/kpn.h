@@ -126,8 +126,11 @@ typedef enum kpn_policy {
 typedef enum kpn_wake {
     KPN_WAKE_LAST = 0,     /* the front of the queue of the runner that last
                               ran it (Nornir's rule: its stack is warm there) */
-    KPN_WAKE_WAKER = 1     /* the front of the waking runner's queue: a chain
-                              of hand-offs stays on one runner (the default) */
+    KPN_WAKE_WAKER = 1     /* a process woken from a read: the front of the
+                              waking runner's queue, so a chain of hand-offs
+                              stays on one runner with its messages; one
+                              woken from a write: as KPN_WAKE_LAST (the
+                              default) */
 } kpn_wake;
 
 typedef struct kpn_config {
