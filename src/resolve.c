@@ -243,20 +243,34 @@ kpn_status kpni_resolve_quiet(kpn_net *net)
     return KPN_OK;
 }
 
+static void forget_pending(kpn_net *net)
+{
+    net->pending = NULL;
+    net->pending_chan = NULL;
+    net->pending_bytes = 0;
+}
+
 /* A run that stopped with KPN_ERESERVE left a closed cycle unresolved;
- * try it again (after kpn_reserve_add, say).  The cycle is stable, so
- * the channel it needs to grow is the one recorded. */
+ * try it again (after kpn_reserve_add, say).  A cycle is stable, so the
+ * channel it needs to grow is the one recorded, unless another walk
+ * resolved it first: with several runners a process of the same cycle
+ * may be walking when the stop is recorded, grow a channel of its own
+ * that fits where the recorded one did not, and go on, and the recorded
+ * writer may then be woken before the run ends.  If that writer no
+ * longer waits on the channel, there is nothing left to resolve. */
 kpn_status kpni_resolve_pending(kpn_net *net)
 {
     kpn_chan *c = net->pending_chan;
 
     if (c == NULL)
         return KPN_OK;
+    if (c->writer->state != KPN_PROC_BLOCKED_WRITE || c->writer->wait != c) {
+        forget_pending(net);
+        return KPN_OK;
+    }
     if (kpni_chan_grow(c) != KPN_OK)
         return KPN_ERESERVE;
-    net->pending = NULL;
-    net->pending_chan = NULL;
-    net->pending_bytes = 0;
+    forget_pending(net);
     net->resolutions++;
     release_writer(c->writer);
     return KPN_OK;

@@ -2,6 +2,7 @@
 /* The resolver: the papers' deadlocking networks, true deadlocks, strict mode, determinism. */
 #include "unity.h"
 #include "kpn.h"
+#include "kpn_int.h"
 #include "support/helpers.h"
 #include "support/bursts.h"
 
@@ -187,6 +188,38 @@ void test_the_default_reserve_stops_cleanly_when_the_arena_is_full(void)
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(1, a.in_order);
     TEST_ASSERT_EQUAL_INT(999L * 1000L, a.sum);
+}
+
+/* With several runners a process of the cycle a stop recorded may be
+ * walking as the run stops, resolve the cycle itself by growing a
+ * channel of its own that fits, and go on; the recorded writer may then
+ * be woken before the run ends.  The next kpn_run finds nothing left to
+ * resolve and goes on (the net fuzzer found a run that followed the
+ * recorded writer's empty wait: tools/fuzz/crashes/).  White-box, on one
+ * runner: the wake is made by hand. */
+void test_a_stopped_cycle_resolved_meanwhile_is_not_resolved_again(void)
+{
+    static struct ahead a, b;
+    static unsigned char extra[64 * 1024];
+    kpn_config cfg;
+    kpn_proc *w;
+    kpn_stats st;
+
+    kpn_config_default(&cfg);
+    cfg.reserve_size = 0;
+    run_ahead(&cfg, sizeof arena, 1000, &a, &b);
+    TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
+    TEST_ASSERT_NOT_NULL(net->pending_chan);
+    w = net->pending_chan->writer;
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_WRITE, w->state);
+    kpni_sched_ready(w->runner, w); /* as if the cycle had gone on */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(net, extra, sizeof extra));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_NULL(net->pending_chan);
+    TEST_ASSERT_EQUAL_INT(1, a.in_order);
+    TEST_ASSERT_EQUAL_INT(999L * 1000L, a.sum);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64(0, st.discarded);
 }
 
 /* An explicit reserve keeps its exact meaning: 0 is no pool at all. */
