@@ -265,8 +265,8 @@ int main(int argc, char **argv)
         {"runners", "runners of the run compared with 1 runner", 2, NULL, 1, KPN_MAX_RUNNERS},
         {"policy", "ws (work stealing), static (stage k on runner (k-1)*R/S) or auto "
                    "(kpn_place from the 1-runner run)", 0, "ws", 0, 0},
-        {"wake", "queue a woken process joins: waker (the waking runner's) or last (its last "
-                 "runner's)", 0, "waker", 0, 0},
+        {"wake", "queue a woken process joins: waker (a reader the waking runner's, a writer "
+                 "its last runner's) or last (its last runner's)", 0, "waker", 0, 0},
         {"runs", "timed runs of each runner count; medians are reported", 3, NULL, 1, 100},
     };
     enum { STAGES, COPIES, D, T_MS, CAPACITY, RUNNERS, POLICY, WAKE, RUNS };

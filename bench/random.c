@@ -101,8 +101,8 @@ int main(int argc, char **argv)
         {"policy", "ws (work stealing), static (layers in blocks, one block per runner) or "
                    "auto (kpn_place from the 1-runner run)", 0,
          "ws", 0, 0},
-        {"wake", "queue a woken process joins: waker (the waking runner's) or last (its last "
-                 "runner's)", 0, "waker", 0, 0},
+        {"wake", "queue a woken process joins: waker (a reader the waking runner's, a writer "
+                 "its last runner's) or last (its last runner's)", 0, "waker", 0, 0},
         {"runs", "timed runs of each runner count; medians are reported", 3, NULL, 1, 100},
         {"dot", "also write the network as Graphviz to this file (empty: no file)", 0, "", 0, 0},
     };
