@@ -202,11 +202,7 @@ int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why)
 static KPNI_NOINLINE kpn_status wake_mt(kpn_proc *self, kpn_proc *other, kpn_chan *c,
                                         kpn_proc_state why)
 {
-    kpni_runner *also = why == KPN_PROC_BLOCKED_READ &&
-                                self->net->cfg.wake == KPN_WAKE_WAKER &&
-                                self->net->cfg.policy == KPN_POLICY_WS
-                            ? self->runner
-                            : NULL;
+    kpni_runner *also = kpni_wake_follows(self->net, why) ? self->runner : NULL;
     kpni_runner *r = kpni_lock_proc(other, also);
 
     if (other->state == why && other->wait == c)

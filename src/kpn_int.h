@@ -711,6 +711,15 @@ static inline kpn_proc *kpni_proc_waits_for(const kpn_proc *p)
     return p->state == KPN_PROC_BLOCKED_READ ? p->wait->writer : p->wait->reader;
 }
 
+/* Whether a process woken from 'why' joins the waker's runner: the rule
+ * kpni_sched_ready_mt follows and the lock set a wake takes for it (the
+ * waker's too), in one place so that the two cannot part. */
+static inline int kpni_wake_follows(const kpn_net *net, unsigned why)
+{
+    return why == KPN_PROC_BLOCKED_READ && net->cfg.wake == KPN_WAKE_WAKER &&
+           net->cfg.policy == KPN_POLICY_WS;
+}
+
 /* A process's two notes of a crossing channel (kpn_proc.unfenced). */
 enum { KPNI_WRITES, KPNI_READS };
 

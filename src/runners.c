@@ -362,7 +362,7 @@ void kpni_runners_wake_all(kpn_net *net)
 void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
 {
     kpn_net *net = waker->net;
-    int reader = KPNI_LOAD(&p->state) == KPN_PROC_BLOCKED_READ;
+    unsigned why = KPNI_LOAD(&p->state);
     kpni_runner *t;
     unsigned i;
 
@@ -374,7 +374,7 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
      * lock to take every lock, sched.c's walk) stays where it runs. */
     if (net->cfg.policy == KPN_POLICY_STATIC)
         t = &net->runners[p->home];
-    else if (net->cfg.wake == KPN_WAKE_WAKER && reader && (p->runner == waker || may_move(p)))
+    else if (kpni_wake_follows(net, why) && (p->runner == waker || may_move(p)))
         t = waker;
     else
         t = p->runner;
