@@ -869,20 +869,24 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
  * the struct; 'r' is any runner of its net. */
 #define KPNI_CTX(r, p) ((kpn_port_ctx *)(void *)((unsigned char *)(p) - (r)->ctx_off))
 
-/* A process woken on one runner: start loading, for writing, the first
+/* A process woken to run on the waker's runner: start loading the first
  * channel it writes (the head of 'outs').  A process that waited to read
  * usually sends next, and unless the net is small that channel's line is
  * the first the process waits for once it runs: with the prefetch a hop
- * of the 1 000-process ring takes about a fifth less (docs/benchmarks.md).
- * It is a guess, since a process with several outputs may send on
- * another, and a wrong guess costs a line.  Several runners leave it
- * out: there the channel's line may be in use by the core of its reader,
- * and taking it early for writing made the two-runner pipeline no
- * faster.  The compact build keeps no 'outs'. */
+ * of the 1 000-process ring takes about a fifth less on one runner and a
+ * sixth less on two (docs/benchmarks.md).  It is a guess, since a process with
+ * several outputs may send on another, and a wrong guess costs a line.
+ * One runner asks for the line to write it.  Several ask only to read it
+ * (KPNI_PREFETCH_OUT_SHARED): the channel's reader may run on another
+ * core, and taking the line from it early made the two-runner pipeline
+ * no faster, where a shared copy leaves the pipeline as it was.  The
+ * compact build keeps no 'outs'. */
 #if KPN_COMPACT
 #define KPNI_PREFETCH_OUT(p) ((void)(p))
+#define KPNI_PREFETCH_OUT_SHARED(p) ((void)(p))
 #else
 #define KPNI_PREFETCH_OUT(p) KPNI_PREFETCH_W((p)->outs)
+#define KPNI_PREFETCH_OUT_SHARED(p) KPNI_PREFETCH((p)->outs)
 #endif
 
 /* Make 'p' ready; 'waker' is the runner doing it.  Inline: every send

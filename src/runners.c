@@ -380,6 +380,8 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
         t = p->runner;
     if (t != p->runner)
         move(p, t);
+    if (t == waker)
+        KPNI_PREFETCH_OUT_SHARED(p);
     if (net->cfg.policy == KPN_POLICY_STATIC)
         kpni_queue_push_back(t, p);
     else
