@@ -873,14 +873,14 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
  * channel it writes (the head of 'outs').  A process that waited to read
  * usually sends next, and unless the net is small that channel's line is
  * the first the process waits for once it runs: with the prefetch a hop
- * of the 1 000-process ring takes about a fifth less on one runner and a
- * sixth less on two (docs/benchmarks.md).  It is a guess, since a process with
- * several outputs may send on another, and a wrong guess costs a line.
- * One runner asks for the line to write it.  Several ask only to read it
- * (KPNI_PREFETCH_OUT_SHARED): the channel's reader may run on another
- * core, and taking the line from it early made the two-runner pipeline
- * no faster, where a shared copy leaves the pipeline as it was.  The
- * compact build keeps no 'outs'. */
+ * of the 1 000-process ring takes about a quarter less on one runner and
+ * a sixth less on two (docs/benchmarks.md).  It is a guess, since a
+ * process with several outputs may send on another, and a wrong guess
+ * costs a line.  One runner asks for the line to write it.  Several ask
+ * only to read it (KPNI_PREFETCH_OUT_SHARED): the channel's reader may
+ * run on another core, and taking the line from it early made the
+ * two-runner pipeline no faster, where a shared copy leaves the pipeline
+ * as it was.  The compact build keeps no 'outs'. */
 #if KPN_COMPACT
 #define KPNI_PREFETCH_OUT(p) ((void)(p))
 #define KPNI_PREFETCH_OUT_SHARED(p) ((void)(p))
