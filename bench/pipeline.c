@@ -267,9 +267,11 @@ int main(int argc, char **argv)
                    "(kpn_place from the 1-runner run)", 0, "ws", 0, 0},
         {"wake", "queue a woken process joins: waker (a reader the waking runner's, a writer "
                  "its last runner's) or last (its last runner's)", 0, "waker", 0, 0},
+        {"learn", "under ws: learn a placement once a runner steals one process per this "
+                  "many messages (cfg.learn; 0: never)", 256, NULL, 0, 1 << 30},
         {"runs", "timed runs of each runner count; medians are reported", 3, NULL, 1, 100},
     };
-    enum { STAGES, COPIES, D, T_MS, CAPACITY, RUNNERS, POLICY, WAKE, RUNS };
+    enum { STAGES, COPIES, D, T_MS, CAPACITY, RUNNERS, POLICY, WAKE, LEARN, RUNS };
     double wall[2][100], med[2], iterations_per_us, work_us;
     uint64_t trial;
     unsigned runners;
@@ -294,6 +296,7 @@ int main(int argc, char **argv)
     cfg.policy = bench_placement(opt[POLICY].text, &automatic);
     place_runners = runners;
     cfg.wake = bench_wake(opt[WAKE].text);
+    cfg.learn = (unsigned)opt[LEARN].value;
 
     /* The R-runner net is the larger (its runner stacks come from the
      * arena): it must fit. */
@@ -334,20 +337,24 @@ int main(int argc, char **argv)
     med[0] = bench_median(wall[0], runs);
     med[1] = bench_median(wall[1], runs);
 
-    bench_result("stages=%lld d=%lld copies=%lld runners=%u policy=%s wake=%s wall_1=%.3f "
+    bench_result("stages=%lld d=%lld copies=%lld runners=%u policy=%s wake=%s learn=%u "
+                 "wall_1=%.3f "
                  "wall_R=%.3f ns_per_stage_1=%.2f ns_per_stage_R=%.2f "
                  "msgs_per_s=%.0f msgs_per_s_1=%.0f speedup=%.3f verified=%d port=%s "
                  "capacity=%zu t_ms=%lld runs=%d work_us=%.3f iterations_per_us=%.1f "
-                 "steals=%llu steal_attempts=%llu sleeps=%llu switches=%llu detections=%llu "
+                 "steals=%llu steal_attempts=%llu placements=%llu sleeps=%llu switches=%llu "
+                 "detections=%llu "
                  "runner_switches=%s",
-                 stages, messages, copies, runners, opt[POLICY].text, opt[WAKE].text, med[0],
+                 stages, messages, copies, runners, opt[POLICY].text, opt[WAKE].text, cfg.learn,
+                 med[0],
                  med[1], med[0] * 1e9 / (double)(copies * messages * stages),
                  med[1] * 1e9 / (double)(copies * messages * stages),
                  (double)(copies * messages * stages) / med[1],
                  (double)(copies * messages * stages) / med[0],
                  med[0] / med[1], all_verified, KPN_BENCH_PORT, capacity, opt[T_MS].value,
                  runs, work_us, iterations_per_us, (unsigned long long)st_r.steals,
-                 (unsigned long long)st_r.steal_attempts, (unsigned long long)st_r.sleeps,
+                 (unsigned long long)st_r.steal_attempts, (unsigned long long)st_r.placements,
+                 (unsigned long long)st_r.sleeps,
                  (unsigned long long)st_r.switches, (unsigned long long)st_r.detections,
                  bench_list(st_r.runner_switches, runners));
     if (!all_verified) {

@@ -103,11 +103,13 @@ int main(int argc, char **argv)
          "ws", 0, 0},
         {"wake", "queue a woken process joins: waker (a reader the waking runner's, a writer "
                  "its last runner's) or last (its last runner's)", 0, "waker", 0, 0},
+        {"learn", "under ws: learn a placement once a runner steals one process per this "
+                  "many messages (cfg.learn; 0: never)", 256, NULL, 0, 1 << 30},
         {"runs", "timed runs of each runner count; medians are reported", 3, NULL, 1, 100},
         {"dot", "also write the network as Graphviz to this file (empty: no file)", 0, "", 0, 0},
     };
-    enum { PRESET, SEED, NODES, LAYERS, BACK, D, WORK_MS, CAPACITY, RUNNERS, POLICY, WAKE, RUNS,
-           DOT };
+    enum { PRESET, SEED, NODES, LAYERS, BACK, D, WORK_MS, CAPACITY, RUNNERS, POLICY, WAKE, LEARN,
+           RUNS, DOT };
     double wall[2][100], det[2][100], res[2][100], med_wall[2], med_det[2], med_res[2];
     double iterations_per_us, flow, burned_ms = 0;
     const rnet_preset *preset;
@@ -159,6 +161,7 @@ int main(int argc, char **argv)
     cfg.policy = bench_placement(opt[POLICY].text, &automatic);
     place_runners = runners;
     cfg.wake = bench_wake(opt[WAKE].text);
+    cfg.learn = (unsigned)opt[LEARN].value;
 
     ge = rnet_generate(&graph, &params);
     if (ge != RNET_OK) {
@@ -229,21 +232,23 @@ int main(int argc, char **argv)
     }
 
     bench_result("preset=%s nodes=%d edges=%d cycles=%d d=%llu runners=%u layers=%d "
-                 "seed=%llu capacity=%zu policy=%s wake=%s runs=%d port=%s work_ms=%lld "
+                 "seed=%llu capacity=%zu policy=%s wake=%s learn=%u runs=%d port=%s work_ms=%lld "
                  "work_units=%llu flow=%.2f burned_ms=%.1f iterations_per_us=%.1f "
                  "messages=%llu msgs_per_s=%.0f detections=%llu resolutions=%llu "
                  "detections_per_s_1=%.0f resolutions_per_s_1=%.0f resolutions_per_s=%.0f "
-                 "reserve_peak=%zu steals=%llu sleeps=%llu switches=%llu runner_switches=%s "
+                 "reserve_peak=%zu steals=%llu placements=%llu sleeps=%llu switches=%llu "
+                 "runner_switches=%s "
                  "wall_1=%.3f wall_R=%.3f speedup=%.3f detections_per_s=%.0f work_ok=%d",
                  preset_name, graph.nodes, graph.edges, graph.back_edges,
                  (unsigned long long)d, runners, graph.layers,
                  (unsigned long long)graph.params.seed, capacity, opt[POLICY].text,
-                 opt[WAKE].text, runs, KPN_BENCH_PORT, opt[WORK_MS].value,
+                 opt[WAKE].text, cfg.learn, runs, KPN_BENCH_PORT, opt[WORK_MS].value,
                  (unsigned long long)total, flow, burned_ms, iterations_per_us,
                  (unsigned long long)st_r.messages, (double)st_r.messages / med_wall[1],
                  (unsigned long long)st_r.detections, (unsigned long long)st_r.resolutions,
                  med_det[0], med_res[0], med_res[1], st_r.reserve_peak,
-                 (unsigned long long)st_r.steals, (unsigned long long)st_r.sleeps,
+                 (unsigned long long)st_r.steals, (unsigned long long)st_r.placements,
+                 (unsigned long long)st_r.sleeps,
                  (unsigned long long)st_r.switches, bench_list(st_r.runner_switches, runners),
                  med_wall[0], med_wall[1], med_wall[0] / med_wall[1], med_det[1], all_ok);
     if (!all_ok) {

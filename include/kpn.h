@@ -116,7 +116,9 @@ size_t kpn_stack_min(void);
 /* How processes are spread over runners. */
 typedef enum kpn_policy {
     KPN_POLICY_WS = 0,     /* work stealing: an idle runner takes ready
-                              processes from a random busy one */
+                              processes from a random busy one (and, where
+                              that churns, a placement is learnt: see
+                              cfg.learn) */
     KPN_POLICY_STATIC = 1  /* each process stays on its runner (kpn_proc_pin,
                               or round-robin in spawn order) */
 } kpn_policy;
@@ -185,6 +187,22 @@ typedef struct kpn_config {
      * it faults like an overflow instead of returning KPN_EINVAL.  Default 0;
      * KPN_EINVAL in a build without guard pages (KPN_GUARD_PAGES 0). */
     int guard_pages;
+    /* Under KPN_POLICY_WS with several runners: how much stealing a run
+     * puts up with before it learns a placement instead.  Once a runner
+     * has stolen one process for every 'learn' messages it has sent in
+     * this run (and sent at least 16 per channel of the net), the
+     * runners split the processes as kpn_place would from the messages
+     * counted so far, and from then on each process runs on its part:
+     * nothing is stolen, and a process moves to its part's runner when
+     * one from there wakes it to read, or when the placement is learnt
+     * again, as the run's messages double.  A net of processes that
+     * block at nearly every message (channels of capacity 1, cycles)
+     * otherwise keeps the runners trading processes and their cache
+     * lines (docs/runners.md, "Learning a placement").  The placement
+     * replaces the runners kpn_proc_pin gave, and the next run starts
+     * from it.  0: never (work stealing for the whole run).  Default 256;
+     * no effect in a build with the compact layout (KPN_COMPACT). */
+    unsigned learn;
 } kpn_config;
 
 /* cfg.reserve_size: grow channels from the arena's free remainder. */
@@ -353,8 +371,9 @@ kpn_status kpn_reserve_add(kpn_net *net, void *mem, size_t size);
 /* Place 'p' on runner 'runner' (0 .. cfg.runners-1); without a pin,
  * process number i (in spawn order, pinned ones counted) starts on
  * runner i mod runners.  Under KPN_POLICY_STATIC the process runs only
- * there; under KPN_POLICY_WS it starts there and may be stolen.  Host
- * thread, not while running.
+ * there; under KPN_POLICY_WS it starts there and may be stolen, or moved
+ * where a learnt placement puts it (cfg.learn).  Host thread, not while
+ * running.
  * KPN_EINVAL: NULL, or no such runner.  KPN_ESTATE: the net is running. */
 kpn_status kpn_proc_pin(kpn_proc *p, unsigned runner);
 
@@ -435,6 +454,7 @@ typedef struct kpn_stats {
     uint64_t steals;            /* processes taken from another runner */
     uint64_t steal_attempts;    /* looks into another runner's queue */
     uint64_t sleeps;            /* times a runner found no work and slept */
+    uint64_t placements;        /* placements learnt while running (cfg.learn) */
     uint64_t runner_switches[KPN_MAX_RUNNERS]; /* dispatches per runner;
                                    entries from 'runners' on are 0 */
 } kpn_stats;

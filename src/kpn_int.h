@@ -379,6 +379,7 @@ typedef struct kpni_runner {
     int sleeping;              /* KPNI_AWAKE, or idle: see sched.c */
     uint32_t rng;              /* victim choice; per runner, no shared state */
     uint64_t switches, messages, drops, steals, steal_attempts, sleeps;
+    uint64_t placements;       /* placements it learnt (runners.c, cfg.learn) */
     uint64_t detections;       /* the resolver's walks as processes block */
 #if KPN_THREADS
     kpn_port_sem *sem;
@@ -405,6 +406,10 @@ typedef struct kpni_runner {
     kpn_proc *lone;
     uint64_t lone_switches;
     unsigned lone_looks;       /* idle looks for one since the runner last slept */
+    /* 'messages' and 'steals' when this run began, and the placement it
+     * last took its processes for (cfg.learn) */
+    uint64_t run_messages, run_steals;
+    unsigned pulled;
 #endif
 #ifdef KPNI_TSAN
     void *fiber;
@@ -452,6 +457,12 @@ struct kpn_net {
 #if KPN_THREADS
     unsigned idle;                 /* runners with nothing to run (mt) */
     int done;                      /* the run is over: runners return */
+    /* cfg.learn (runners.c): a placement has been learnt in this run, and
+     * the messages a runner must have sent in it before the next is; both
+     * written under every runner's lock */
+    int placed;
+    unsigned learnt;               /* placements learnt in this run */
+    uint64_t learn_at;
 #endif
     kpn_proc *procs, *procs_tail;  /* spawn order, through kpn_proc.next */
     kpn_chan *chans;               /* through kpn_chan.next */
@@ -762,6 +773,7 @@ void kpni_runners_finish(kpni_runner *r);
 void kpni_runners_wake_all(kpn_net *net);
 void kpni_runners_mark(kpn_net *net);
 void kpni_runners_look_flipped(kpni_runner *r, kpn_proc *self);
+void kpni_place_live(kpn_net *net);
 kpn_status kpni_runners_run(kpn_net *net);
 #else
 #define KPNI_MT(r) 0

@@ -20,9 +20,11 @@
  * refinement in the manner of Fiduccia-Mattheyses, without the moves
  * that make the cut worse for a while).  Each pass costs O(channels).
  *
- * No memory is needed but the caller's array: a process's index in spawn
- * order is kept in its 'seen' field while the partition is built ('seen'
- * is the at-rest scan's stamp, always 0 outside it, and left 0 here).
+ * No memory is needed at all: a process's part is kept in its 'seen'
+ * field while the partition is built ('seen' is the at-rest scan's
+ * stamp, always 0 outside it, and left 0 here).  The counts are loaded
+ * as the shared words they are: a placement is also learnt while the
+ * net runs (kpni_place_live), from counts the runners are still moving.
  */
 
 #define PASSES 16
@@ -35,15 +37,14 @@ static uint64_t proc_weight(const kpn_proc *p)
     uint64_t w = 1;
 
     for (c = p->outs; c != NULL; c = c->next_out)
-        w += c->sent;
+        w += KPNI_LOAD(&c->sent);
     for (c = p->ins; c != NULL; c = c->next_in)
-        w += KPNI_RECEIVED(c);
+        w += KPNI_LOAD(&KPNI_RECEIVED(c));
     return w;
 }
 
 /* Messages between 'p' and each part, into conn[0 .. runners-1]. */
-static void connections(const kpn_proc *p, const unsigned *home, unsigned runners,
-                        uint64_t *conn)
+static void connections(const kpn_proc *p, unsigned runners, uint64_t *conn)
 {
     const kpn_chan *c;
     unsigned q;
@@ -52,18 +53,19 @@ static void connections(const kpn_proc *p, const unsigned *home, unsigned runner
         conn[q] = 0;
     for (c = p->outs; c != NULL; c = c->next_out)
         if (c->reader != p)
-            conn[home[c->reader->seen]] += c->sent;
+            conn[c->reader->seen] += KPNI_LOAD(&c->sent);
     for (c = p->ins; c != NULL; c = c->next_in)
         if (c->writer != p && !c->input)
-            conn[home[c->writer->seen]] += c->sent;
+            conn[c->writer->seen] += KPNI_LOAD(&c->sent);
 }
 
-static void partition(kpn_net *net, unsigned runners, unsigned *home)
+/* Each process's part into its 'seen'; the caller reads them and sets
+ * 'seen' back to 0. */
+static void partition(kpn_net *net, unsigned runners)
 {
     uint64_t load[KPN_MAX_RUNNERS], conn[KPN_MAX_RUNNERS];
     uint64_t total = 0, heaviest = 0, limit, before = 0, w;
     kpn_proc *p;
-    size_t i;
     unsigned q, best;
     int pass, moved;
 
@@ -77,37 +79,54 @@ static void partition(kpn_net *net, unsigned runners, unsigned *home)
         load[q] = 0;
     /* Contiguous runs of spawn order: a process goes to the part its
      * weight's middle falls in. */
-    for (i = 0, p = net->procs; p != NULL; p = p->next, ++i) {
+    for (p = net->procs; p != NULL; p = p->next) {
         w = proc_weight(p);
-        p->seen = i;
-        home[i] = (unsigned)((before + w / 2) / ((total + runners - 1) / runners));
-        if (home[i] >= runners)
-            home[i] = runners - 1;
-        load[home[i]] += w;
+        q = (unsigned)((before + w / 2) / ((total + runners - 1) / runners));
+        p->seen = q < runners ? q : runners - 1;
+        load[p->seen] += w;
         before += w;
     }
     limit = total / runners + heaviest;
     for (pass = 0; pass < PASSES; ++pass) {
         moved = 0;
-        for (i = 0, p = net->procs; p != NULL; p = p->next, ++i) {
+        for (p = net->procs; p != NULL; p = p->next) {
             w = proc_weight(p);
-            connections(p, home, runners, conn);
-            best = home[i];
+            connections(p, runners, conn);
+            best = (unsigned)p->seen;
             for (q = 0; q < runners; ++q)
                 if (conn[q] > conn[best] && load[q] + w <= limit)
                     best = q;
-            if (best != home[i]) {
-                load[home[i]] -= w;
+            if (best != p->seen) {
+                load[p->seen] -= w;
                 load[best] += w;
-                home[i] = best;
+                p->seen = best;
                 moved = 1;
             }
         }
         if (!moved)
             break;
     }
-    for (p = net->procs; p != NULL; p = p->next)
+}
+
+/* The same partition of a net that runs, holding every runner's lock:
+ * each process's part becomes its home (runners.c, "Learning a
+ * placement"). */
+void kpni_place_live(kpn_net *net)
+{
+    kpn_proc *p;
+
+    partition(net, net->nrunners);
+    for (p = net->procs; p != NULL; p = p->next) {
+        p->home = (unsigned char)p->seen;
         p->seen = 0;
+    }
+}
+
+#elif KPN_THREADS
+
+void kpni_place_live(kpn_net *net)
+{
+    (void)net; /* never asked for: the compact layout keeps no lists */
 }
 
 #endif
@@ -123,7 +142,13 @@ kpn_status kpn_place(kpn_net *net, unsigned runners, unsigned *home, size_t n)
         return KPN_ESTATE;
 #if KPN_THREADS && !KPN_COMPACT
     if (runners > 1 && net->nprocs != 0) {
-        partition(net, runners, home);
+        kpn_proc *p;
+
+        partition(net, runners);
+        for (i = 0, p = net->procs; p != NULL; p = p->next, ++i) {
+            home[i] = (unsigned)p->seen;
+            p->seen = 0;
+        }
         return KPN_OK;
     }
 #else

@@ -358,7 +358,9 @@ void kpni_runners_wake_all(kpn_net *net)
  * woken from a write stays where it is: its reader made room, and what
  * it will write next is its own.  Moving it too would pull each stage of
  * a pipeline onto the runner of the stage after it, leaving the other
- * runner to steal them back, one at a time (docs/runners.md). */
+ * runner to steal them back, one at a time (docs/runners.md).  Once a
+ * placement is learnt (below), a reader follows only a waker on its
+ * home runner, and joins the back, as under KPN_POLICY_STATIC. */
 void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
 {
     kpn_net *net = waker->net;
@@ -374,7 +376,8 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
      * lock to take every lock, sched.c's walk) stays where it runs. */
     if (net->cfg.policy == KPN_POLICY_STATIC)
         t = &net->runners[p->home];
-    else if (kpni_wake_follows(net, why) && (p->runner == waker || may_move(p)))
+    else if (kpni_wake_follows(net, why) && (p->runner == waker || may_move(p)) &&
+             (!net->placed || &net->runners[p->home] == waker))
         t = waker;
     else
         t = p->runner;
@@ -382,13 +385,13 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
         move(p, t);
     if (t == waker)
         KPNI_PREFETCH_OUT_SHARED(p);
-    if (net->cfg.policy == KPN_POLICY_STATIC)
+    if (net->cfg.policy == KPN_POLICY_STATIC || net->placed)
         kpni_queue_push_back(t, p);
     else
         kpni_queue_push_front(t, p);
     if (KPNI_LOAD(&t->sleeping) != KPNI_AWAKE) {
         wake_runner(net, t);
-    } else if (net->cfg.policy == KPN_POLICY_WS && KPNI_LOAD(&net->idle) > 0) {
+    } else if (net->cfg.policy == KPN_POLICY_WS && !net->placed && KPNI_LOAD(&net->idle) > 0) {
         /* 'p' alone in the queue may not be taken yet (takeable): a
          * runner that spins looks for it itself, and only one that
          * sleeps is worth a system call */
@@ -442,7 +445,7 @@ kpn_proc *kpni_runners_steal(kpni_runner *r)
     kpn_net *net = r->net;
     unsigned tries;
 
-    if (net->cfg.policy != KPN_POLICY_WS)
+    if (net->cfg.policy != KPN_POLICY_WS || net->placed)
         return NULL;
     for (tries = 0; tries + 1 < net->nrunners; ++tries) {
         kpni_runner *v;
@@ -477,7 +480,7 @@ static int stealable(kpni_runner *r)
     const kpn_net *net = r->net;
     unsigned i;
 
-    if (net->cfg.policy != KPN_POLICY_WS)
+    if (net->cfg.policy != KPN_POLICY_WS || net->placed)
         return 0;
     for (i = 0; i < net->nrunners; ++i)
         if (i != r->index && takeable(r, &net->runners[i], 0) != NULL)
@@ -549,6 +552,82 @@ static void wake_missed(kpni_runner *r)
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* Learning a placement (cfg.learn)
+ *
+ * Work stealing gains only as long as a steal moves work, not traffic.
+ * In a net whose processes block at nearly every message, a runner runs
+ * dry many times a second and steals each time; the stolen process's
+ * partners stay behind, so its channels start crossing and the next
+ * steal goes the other way.  Such a run is slower on two runners than on
+ * one (RND-B, docs/benchmarks.md), while the same net placed by
+ * kpn_place runs at 1.6 times the speed: a placement is what it needs,
+ * and the counts to learn one from are in its channels as it runs.
+ *
+ * So an idle runner, holding every lock, asks whether it has stolen one
+ * process for every cfg.learn messages it has sent in this run.  If so
+ * (and the net has carried enough messages for its counts to mean
+ * something: LEARN_MIN per channel), it partitions the processes as
+ * kpn_place does, makes each one's part its home, and moves there every
+ * process that is queued or blocked elsewhere: a move like a steal's,
+ * which marks the channels for where their ends now are.  From then on
+ * nothing is stolen; a reader woken by a process on its home runner
+ * joins it there (the wake rule, restricted), and a process that was
+ * running meanwhile moves at the next learning, which comes each time
+ * the runner's messages double: the first counts still hold the net's
+ * filling, later ones its steady state. */
+#define LEARN_MIN 16u
+
+static int learn_due(const kpni_runner *r)
+{
+    const kpn_net *net = r->net;
+    uint64_t sent = r->messages - r->run_messages, stolen = r->steals - r->run_steals;
+
+    if (net->cfg.policy != KPN_POLICY_WS || net->cfg.learn == 0 || KPN_COMPACT || sent == 0 ||
+        sent < net->learn_at)
+        return 0;
+    return net->placed || (stolen != 0 && stolen >= sent / net->cfg.learn);
+}
+
+static void learn(kpni_runner *r)
+{
+    kpn_net *net = r->net;
+
+    kpni_place_live(net);
+    net->placed = 1;
+    net->learnt++;
+    net->learn_at = 2 * (r->messages - r->run_messages);
+    r->placements++;
+    kpni_runners_wake_all(net); /* each takes its share (pull_home) */
+}
+
+/* r takes the processes the placement homes on it that are queued or
+ * blocked elsewhere.  A process moves to a runner only by that runner's
+ * own thread, as a thief takes one (so 'unflips' stays its own count,
+ * and a channel stops crossing only where nothing runs on its side). */
+static void pull_home(kpni_runner *r)
+{
+    kpn_net *net = r->net;
+    kpn_proc *p;
+
+    for (p = net->procs; p != NULL; p = p->next) {
+        kpni_runner *v = p->runner;
+        unsigned state = p->state;
+
+        if (v == r || p->home != r->index || !may_move(p) ||
+            (state != KPN_PROC_READY && state != KPN_PROC_BLOCKED_READ &&
+             state != KPN_PROC_BLOCKED_WRITE))
+            continue;
+        move(p, r);
+        if (state == KPN_PROC_READY) { /* not running (may_move): queued on v */
+            kpni_queue_unlink(v, p);
+            kpni_queue_push_back(r, p);
+        }
+        KPNI_STORE(&p->runner, r);
+    }
+    r->pulled = net->learnt;
+}
+
 /* Nothing is ready here (r's lock held).  If another runner is busy,
  * spin, then sleep until woken, and return 1 with r's lock held again
  * (the caller looks again); if every other runner is idle too, return 0
@@ -559,6 +638,10 @@ int kpni_runners_idle(kpni_runner *r)
     int spin, spinning = KPNI_SPINNING;
 
     kpni_lock_up(r);
+    if (learn_due(r))
+        learn(r);
+    if (net->placed && r->pulled != net->learnt)
+        pull_home(r);
     /* a wake came while r's lock was let go, or the run is over: the
      * loop looks again (the end is decided under every lock, so a
      * runner that registers below is woken by it) */
@@ -641,9 +724,17 @@ kpn_status kpni_runners_run(kpn_net *net)
         kpni_runners_mark(net);
     KPNI_STORE(&net->done, 0);
     KPNI_STORE(&net->idle, 0u);
+    net->placed = 0;
+    net->learnt = 0;
+    net->learn_at = (uint64_t)LEARN_MIN * net->nchans;
     for (i = 0; i < net->nrunners; ++i) {
-        KPNI_STORE(&net->runners[i].sleeping, KPNI_AWAKE);
-        net->runners[i].nflipped = 0; /* a walk may leave some (block_any) */
+        kpni_runner *r = &net->runners[i];
+
+        KPNI_STORE(&r->sleeping, KPNI_AWAKE);
+        r->nflipped = 0; /* a walk may leave some (block_any) */
+        r->run_messages = r->messages;
+        r->run_steals = r->steals;
+        r->pulled = 0;
     }
     for (started = 1; started < net->nrunners; ++started) {
         kpni_runner *r = &net->runners[started];

@@ -55,6 +55,7 @@ kpn_status kpn_net_stats(const kpn_net *net, kpn_stats *out)
         out->steals += r->steals;
         out->steal_attempts += r->steal_attempts;
         out->sleeps += r->sleeps;
+        out->placements += r->placements;
         out->runner_switches[i] = r->switches;
     }
     out->runners = net->nrunners;

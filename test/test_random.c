@@ -30,10 +30,19 @@ static rnet_run run;
  * layers, 4 back-edges. */
 static const rnet_params small = {UINT64_C(7), 30, 8, 4, 0};
 
-/* The wake rule run_net gives its nets: KPN_WAKE_LAST unless a test says. */
+/* The wake rule run_net gives its nets: KPN_WAKE_LAST unless a test says;
+ * and cfg.learn: the default unless a test says. */
 static kpn_wake wake_rule;
+static unsigned learn_rule;
 
-void setUp(void) { wake_rule = KPN_WAKE_LAST; }
+void setUp(void)
+{
+    kpn_config cfg;
+
+    kpn_config_default(&cfg);
+    wake_rule = KPN_WAKE_LAST;
+    learn_rule = cfg.learn;
+}
 
 void tearDown(void) {}
 
@@ -54,6 +63,7 @@ static kpn_stats run_net(const rnet_graph *g, unsigned runners, kpn_policy polic
     cfg.runners = runners;
     cfg.policy = policy;
     cfg.wake = wake_rule;
+    cfg.learn = learn_rule;
     cfg.reserve_size = 1 << 20;
     TEST_ASSERT_LESS_OR_EQUAL(sizeof arena, rnet_arena_size(g, &cfg, capacity, STACK));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
@@ -308,6 +318,53 @@ void test_the_presets_conserve_work_on_two_and_three_runners(void)
             TEST_ASSERT_EQUAL_UINT64(100003, run.sink_total);
             TEST_ASSERT_EQUAL_UINT64(0, st.discarded);
         }
+    }
+}
+
+/* Learning a placement mid-run (cfg.learn) moves processes between
+ * runners while their partners run: every process must still see the
+ * messages it sees on one runner.  A learn of 2^30 learns at the first
+ * steal (after 16 messages a channel), so nearly every run here learns;
+ * a batch in which none did would test nothing, and fails. */
+void test_a_placement_learnt_mid_run_changes_no_message(void)
+{
+    static uint64_t reference[RNET_MAX_NODES];
+    uint64_t placements = 0;
+    unsigned runners;
+    int v, round, wake;
+
+    generate(&graph, &rnet_preset_find("RND-B")->params);
+    run_net(&graph, 1, KPN_POLICY_WS, 1000000, 40, 1);
+    for (v = 0; v < graph.nodes; ++v)
+        reference[v] = run.burned[v];
+    learn_rule = 1u << 30;
+    for (wake = 0; wake < 2; ++wake)
+        for (runners = 2; runners <= 3; ++runners)
+            for (round = 0; round < 3; ++round) {
+                kpn_stats st;
+
+                wake_rule = wake ? KPN_WAKE_WAKER : KPN_WAKE_LAST;
+                st = run_net(&graph, runners, KPN_POLICY_WS, 1000000, 40, 1 + (size_t)round);
+                TEST_ASSERT_TRUE(rnet_work_ok(&run));
+                TEST_ASSERT_EQUAL_UINT64(0, st.discarded);
+                for (v = 0; v < graph.nodes; ++v)
+                    TEST_ASSERT_EQUAL_UINT64(reference[v], run.burned[v]);
+                placements += st.placements;
+            }
+    TEST_ASSERT_MESSAGE(placements > 0, "no run learnt a placement");
+}
+
+void test_no_placement_is_learnt_with_learn_0(void)
+{
+    unsigned runners;
+
+    generate(&graph, &rnet_preset_find("RND-B")->params);
+    learn_rule = 0;
+    for (runners = 2; runners <= 3; ++runners) {
+        kpn_stats st = run_net(&graph, runners, KPN_POLICY_WS, 1000000, 40, 1);
+
+        TEST_ASSERT_TRUE(rnet_work_ok(&run));
+        TEST_ASSERT_EQUAL_UINT64(0, st.placements);
     }
 }
 
