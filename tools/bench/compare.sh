@@ -7,8 +7,9 @@
 # the two builds, so that drift of a shared machine falls on both alike.
 # Prints a Markdown table of medians (with the range) on stdout; progress
 # on stderr.  The working tree's runs also try --policy=auto (kpn_place),
-# the other wake rule (--wake=last) and two independent pipelines, one
-# per runner (--copies=2 --policy=static).  Where taskset is there, each
+# work stealing that never learns a placement (--learn=0), the other wake
+# rule (--wake=last) and two independent pipelines, one per runner
+# (--copies=2 --policy=static).  Where taskset is there, each
 # round also times the working tree's 1-runner pipeline and random
 # networks bound to CPU 0 and to CPU 1: two CPUs of a virtual machine
 # need not be equally fast, and a 2-runner speedup is bounded by what
@@ -74,6 +75,10 @@ while [ "$i" -lt "$rounds" ]; do
         2>/dev/null | tail -1 >>"$out/pipe.auto"
     "$new/random" --preset=RND-A --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rnda.auto"
     "$new/random" --preset=RND-B --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rndb.auto"
+    "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --learn=0 \
+        2>/dev/null | tail -1 >>"$out/pipe.nolearn"
+    "$new/random" --preset=RND-A --d=50000 --runs=1 --learn=0 2>/dev/null | tail -1 >>"$out/rnda.nolearn"
+    "$new/random" --preset=RND-B --d=50000 --runs=1 --learn=0 2>/dev/null | tail -1 >>"$out/rndb.nolearn"
     "$new/pipeline" --stages=25 --copies=2 --policy=static --d=1000000 --t_ms=1 --capacity=64 \
         --runs=1 2>/dev/null | tail -1 >>"$out/copies.after"
     "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --wake=last \
@@ -128,16 +133,19 @@ row "ring, 10 000 processes / 1 000" "<= 1.3" "$(ring_ratio before | stats 1 2)"
 row "ring, 1 000 processes: 2 runners (work stealing) / 1, time per hop" "-" "$(ring_ratio before ring2r | stats 1 2)" "$(ring_ratio after ring2r | stats 1 2)"
 row "pipeline, 50 stages, no work, 1 runner: ns per message-stage" "<= 5" "$(field "$out/pipe.before" wall_1 | stats 20 2)" "$(field "$out/pipe.after" wall_1 | stats 20 2)"
 row "pipeline, no work: 2 runners / 1 (work stealing)" ">= 1.5" "$(field "$out/pipe.before" speedup | stats 1 2)" "$(field "$out/pipe.after" speedup | stats 1 2)"
+row "pipeline, no work: 2 runners / 1 (work stealing, never learning: --learn=0)" "-" "-" "$(field "$out/pipe.nolearn" speedup | stats 1 2)"
 row "pipeline, no work: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/pipe.last" speedup | stats 1 2)"
 row "pipeline, no work: 2 runners / 1 (kpn_place)" ">= 1.5" "-" "$(field "$out/pipe.auto" speedup | stats 1 2)"
 row "pipeline, 1 runner bound to one CPU: slower CPU / faster" "-" "-" "$(slow pin.pipe | stats 1 2)"
 row "pipeline: what an even split over the two CPUs can give (2 x faster / slower)" "-" "-" "$(even pin.pipe | stats 1 2)"
 row "two independent 25-stage pipelines, one per runner: 2 runners / 1" "-" "-" "$(field "$out/copies.after" speedup | stats 1 2)"
 row "RND-A, d = 50 000: 2 runners / 1 (work stealing)" ">= 1.3" "$(field "$out/rnda.before" speedup | stats 1 2)" "$(field "$out/rnda.after" speedup | stats 1 2)"
+row "RND-A, d = 50 000: 2 runners / 1 (work stealing, --learn=0)" "-" "-" "$(field "$out/rnda.nolearn" speedup | stats 1 2)"
 row "RND-A, d = 50 000: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/rnda.last" speedup | stats 1 2)"
 row "RND-A, d = 50 000: 2 runners / 1 (kpn_place)" ">= 1.3" "-" "$(field "$out/rnda.auto" speedup | stats 1 2)"
 row "RND-A: what an even split over the two CPUs can give" "-" "-" "$(even pin.rnda | stats 1 2)"
 row "RND-B, d = 50 000: 2 runners / 1 (work stealing)" ">= 1.3" "$(field "$out/rndb.before" speedup | stats 1 2)" "$(field "$out/rndb.after" speedup | stats 1 2)"
+row "RND-B, d = 50 000: 2 runners / 1 (work stealing, --learn=0)" "-" "-" "$(field "$out/rndb.nolearn" speedup | stats 1 2)"
 row "RND-B, d = 50 000: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/rndb.last" speedup | stats 1 2)"
 row "RND-B, d = 50 000: 2 runners / 1 (kpn_place)" ">= 1.3" "-" "$(field "$out/rndb.auto" speedup | stats 1 2)"
 row "RND-B: what an even split over the two CPUs can give" "-" "-" "$(even pin.rndb | stats 1 2)"
