@@ -104,7 +104,7 @@ int main(int argc, char **argv)
         {"wake", "queue a woken process joins: waker (a reader the waking runner's, a writer "
                  "its last runner's) or last (its last runner's)", 0, "waker", 0, 0},
         {"learn", "under ws: learn a placement once a runner steals one process per this "
-                  "many messages (cfg.learn; 0: never)", 256, NULL, 0, 1 << 30},
+                  "many messages, at a microsecond a message or finer (cfg.learn; 0: never)", 256, NULL, 0, 1 << 30},
         {"runs", "timed runs of each runner count; medians are reported", 3, NULL, 1, 100},
         {"dot", "also write the network as Graphviz to this file (empty: no file)", 0, "", 0, 0},
     };

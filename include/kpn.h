@@ -187,11 +187,12 @@ typedef struct kpn_config {
      * it faults like an overflow instead of returning KPN_EINVAL.  Default 0;
      * KPN_EINVAL in a build without guard pages (KPN_GUARD_PAGES 0). */
     int guard_pages;
-    /* Under KPN_POLICY_WS with several runners: how much stealing a run
-     * puts up with before it learns a placement instead.  Once a runner
-     * has stolen one process for every 'learn' messages it has sent in
-     * this run (and sent at least 16 per channel of the net), the
-     * runners split the processes as kpn_place would from the messages
+    /* Under KPN_POLICY_WS with several runners: how much stealing a
+     * fine-grained run puts up with before it learns a placement instead.
+     * Once a runner has stolen one process for every 'learn' messages it
+     * has sent in this run, while sending at least one message per
+     * 'learn_grain_ns' nanoseconds of it (and at least 16 per channel of
+     * the net), the runners split the processes as kpn_place would from the messages
      * counted so far, and from then on each process runs on its part:
      * nothing is stolen, and a process moves to its part's runner when
      * one from there wakes it to read, or when the placement is learnt
@@ -203,6 +204,13 @@ typedef struct kpn_config {
      * from it.  0: never (work stealing for the whole run).  Default 256;
      * no effect in a build with the compact layout (KPN_COMPACT). */
     unsigned learn;
+    /* The grain below which 'learn' applies: default 1000 (messages that
+     * carry up to about a microsecond of work each).  A coarser net
+     * steals as often for its few messages, but a steal costs it little
+     * beside its work, and its processes may do unequal work for equal
+     * messages, which a placement by messages would split unevenly.
+     * 0: any grain. */
+    unsigned learn_grain_ns;
 } kpn_config;
 
 /* cfg.reserve_size: grow channels from the arena's free remainder. */

@@ -4,6 +4,7 @@
 #define KPN_PORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * A port supplies user-mode context switching and nothing else the core
@@ -87,6 +88,12 @@ void kpn_port_sem_destroy(kpn_port_sem *s);
 
 /* Give the CPU to another thread (a spinning runner that lost a race). */
 void kpn_port_yield(void);
+
+/* A monotonic clock, in nanoseconds from any origin: how many messages a
+ * runner passes per microsecond, which decides whether work stealing
+ * gives way to a learnt placement (runners.c).  Read once per run, and
+ * by an idle runner that has stolen often. */
+uint64_t kpn_port_clock_ns(void);
 
 /* ------------------------------------------------------------------ */
 /* Idling: only for a net with input channels (kpn_connect_input).  When

@@ -463,6 +463,7 @@ struct kpn_net {
     int placed;
     unsigned learnt;               /* placements learnt in this run */
     uint64_t learn_at;
+    uint64_t run_began;            /* kpn_port_clock_ns when this run began */
 #endif
     kpn_proc *procs, *procs_tail;  /* spawn order, through kpn_proc.next */
     kpn_chan *chans;               /* through kpn_chan.next */

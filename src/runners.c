@@ -564,18 +564,26 @@ static void wake_missed(kpni_runner *r)
  * kpn_place runs at 1.6 times the speed: a placement is what it needs,
  * and the counts to learn one from are in its channels as it runs.
  *
- * So an idle runner, holding every lock, asks whether it has stolen one
- * process for every cfg.learn messages it has sent in this run.  If so
- * (and the net has carried enough messages for its counts to mean
- * something: LEARN_MIN per channel), it partitions the processes as
- * kpn_place does, makes each one's part its home, and moves there every
- * process that is queued or blocked elsewhere: a move like a steal's,
- * which marks the channels for where their ends now are.  From then on
- * nothing is stolen; a reader woken by a process on its home runner
- * joins it there (the wake rule, restricted), and a process that was
- * running meanwhile moves at the next learning, which comes each time
- * the runner's messages double: the first counts still hold the net's
- * filling, later ones its steady state. */
+ * So an idle runner, holding every lock, asks whether stealing has
+ * become a habit of a fine-grained net: whether it has stolen one process
+ * for every cfg.learn messages it has sent in this run, and sent at
+ * least one message per cfg.learn_grain_ns of the run so far.  Both count.
+ * A coarse net steals as often for its few messages (the H.264 encoder
+ * about once per 76, a pipeline of long messages as it fills up), but a
+ * steal costs it little beside the work a message carries, and its
+ * processes do unequal work for equal messages, which a placement by
+ * messages would split unevenly; and a fine net that steals once per
+ * thousands of messages keeps its load balanced cheaply.  If so, and the
+ * net has carried enough messages for its counts to mean something
+ * (LEARN_MIN a channel), it partitions the processes as kpn_place does and makes each
+ * one's part its home.  From then on nothing is stolen; a reader woken
+ * by a process on its home runner joins it there (the wake rule,
+ * restricted); and each runner, the next time it is idle, takes the
+ * processes homed on it that are queued or blocked elsewhere (pull_home:
+ * a move like a steal's, which marks the channels for where their ends
+ * now are).  The placement is learnt again each time the runner's
+ * messages double: the first counts still hold the net's filling, later
+ * ones its steady state. */
 #define LEARN_MIN 16u
 
 static int learn_due(const kpni_runner *r)
@@ -586,7 +594,11 @@ static int learn_due(const kpni_runner *r)
     if (net->cfg.policy != KPN_POLICY_WS || net->cfg.learn == 0 || KPN_COMPACT || sent == 0 ||
         sent < net->learn_at)
         return 0;
-    return net->placed || (stolen != 0 && stolen >= sent / net->cfg.learn);
+    if (net->placed)
+        return 1;
+    return stolen != 0 && stolen >= sent / net->cfg.learn &&
+           (net->cfg.learn_grain_ns == 0 ||
+            sent * net->cfg.learn_grain_ns >= kpn_port_clock_ns() - net->run_began);
 }
 
 static void learn(kpni_runner *r)
@@ -727,6 +739,8 @@ kpn_status kpni_runners_run(kpn_net *net)
     net->placed = 0;
     net->learnt = 0;
     net->learn_at = (uint64_t)LEARN_MIN * net->nchans;
+    if (net->cfg.learn != 0 && net->cfg.learn_grain_ns != 0 && net->cfg.policy == KPN_POLICY_WS)
+        net->run_began = kpn_port_clock_ns();
     for (i = 0; i < net->nrunners; ++i) {
         kpni_runner *r = &net->runners[i];
 

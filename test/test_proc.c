@@ -7,6 +7,7 @@
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
 TEST_SOURCE_FILE("src/net.c")
+TEST_SOURCE_FILE("src/place.c")
 TEST_SOURCE_FILE("src/pool.c")
 TEST_SOURCE_FILE("src/proc.c")
 TEST_SOURCE_FILE("src/resolve.c")

@@ -9,6 +9,7 @@ TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
 TEST_SOURCE_FILE("src/input.c")
 TEST_SOURCE_FILE("src/net.c")
+TEST_SOURCE_FILE("src/place.c")
 TEST_SOURCE_FILE("src/pool.c")
 TEST_SOURCE_FILE("src/proc.c")
 TEST_SOURCE_FILE("src/resolve.c")
@@ -48,6 +49,7 @@ void setUp(void)
     kpn_port_thread_stack_min_IgnoreAndReturn(THREAD_STACK_MIN);
     kpn_port_idle_size_IgnoreAndReturn(32);
     kpn_port_idle_init_IgnoreAndReturn(0);
+    kpn_port_clock_ns_IgnoreAndReturn(0);
     net = NULL;
 }
 

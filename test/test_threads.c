@@ -369,6 +369,28 @@ static void return_main(void *arg)
     }
 }
 
+/* The clock never runs backwards, and it moves: yielding the CPU for up
+ * to a million times sees 2 ms pass. */
+void test_clock_is_monotonic_and_moves(void)
+{
+    uint64_t t0 = kpn_port_clock_ns(), prev = t0, now = t0;
+    long i;
+
+    TEST_ASSERT_NOT_EQUAL(0, t0);
+    for (i = 0; i < 100000; ++i) {
+        now = kpn_port_clock_ns();
+        TEST_ASSERT_TRUE(now >= prev);
+        prev = now;
+    }
+    for (i = 0; i < 1000000 && now - t0 < 2000000u; ++i) {
+        kpn_port_yield();
+        now = kpn_port_clock_ns();
+        TEST_ASSERT_TRUE(now >= prev);
+        prev = now;
+    }
+    TEST_ASSERT_TRUE(now - t0 >= 2000000u);
+}
+
 void test_sem_ping_pong_between_two_threads(void)
 {
     static struct rally rally;
