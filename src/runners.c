@@ -575,15 +575,15 @@ static void wake_missed(kpni_runner *r)
  * messages would split unevenly; and a fine net that steals once per
  * thousands of messages keeps its load balanced cheaply.  If so, and the
  * net has carried enough messages for its counts to mean something
- * (LEARN_MIN a channel), it partitions the processes as kpn_place does and makes each
- * one's part its home.  From then on nothing is stolen; a reader woken
- * by a process on its home runner joins it there (the wake rule,
- * restricted); and each runner, the next time it is idle, takes the
- * processes homed on it that are queued or blocked elsewhere (pull_home:
- * a move like a steal's, which marks the channels for where their ends
- * now are).  The placement is learnt again each time the runner's
- * messages double: the first counts still hold the net's filling, later
- * ones its steady state. */
+ * (LEARN_MIN a channel), it partitions the processes as kpn_place does
+ * and makes each one's part its home.  From then on nothing is stolen;
+ * a reader woken by a process on its home runner joins it there (the
+ * wake rule, restricted); and each runner, the next time it is idle,
+ * takes the processes homed on it that are queued or blocked elsewhere
+ * (pull_home: a move like a steal's, which marks the channels for where
+ * their ends now are).  The placement is learnt again each time the
+ * runner's messages double: the first counts still hold the net's
+ * filling, later ones its steady state. */
 #define LEARN_MIN 16u
 
 static int learn_due(const kpni_runner *r)
@@ -598,7 +598,7 @@ static int learn_due(const kpni_runner *r)
         return 1;
     return stolen != 0 && stolen >= sent / net->cfg.learn &&
            (net->cfg.learn_grain_ns == 0 ||
-            sent * net->cfg.learn_grain_ns >= kpn_port_clock_ns() - net->run_began);
+            (kpn_port_clock_ns() - net->run_began) / net->cfg.learn_grain_ns <= sent);
 }
 
 static void learn(kpni_runner *r)
