@@ -457,11 +457,10 @@ struct kpn_net {
 #if KPN_THREADS
     unsigned idle;                 /* runners with nothing to run (mt) */
     int done;                      /* the run is over: runners return */
-    /* cfg.learn (runners.c): a placement has been learnt in this run, and
-     * the messages a runner must have sent in it before the next is; both
-     * written under every runner's lock */
-    int placed;
-    unsigned learnt;               /* placements learnt in this run */
+    /* cfg.learn (runners.c), written under every runner's lock: the
+     * placements learnt in this run (none: work stealing as it was), and
+     * the messages a runner must have sent in it before the next is */
+    unsigned learnt;
     uint64_t learn_at;
     uint64_t run_began;            /* kpn_port_clock_ns when this run began */
 #endif

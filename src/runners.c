@@ -377,7 +377,7 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
     if (net->cfg.policy == KPN_POLICY_STATIC)
         t = &net->runners[p->home];
     else if (kpni_wake_follows(net, why) && (p->runner == waker || may_move(p)) &&
-             (!net->placed || &net->runners[p->home] == waker))
+             (net->learnt == 0 || &net->runners[p->home] == waker))
         t = waker;
     else
         t = p->runner;
@@ -385,13 +385,13 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
         move(p, t);
     if (t == waker)
         KPNI_PREFETCH_OUT_SHARED(p);
-    if (net->cfg.policy == KPN_POLICY_STATIC || net->placed)
+    if (net->cfg.policy == KPN_POLICY_STATIC || net->learnt != 0)
         kpni_queue_push_back(t, p);
     else
         kpni_queue_push_front(t, p);
     if (KPNI_LOAD(&t->sleeping) != KPNI_AWAKE) {
         wake_runner(net, t);
-    } else if (net->cfg.policy == KPN_POLICY_WS && !net->placed && KPNI_LOAD(&net->idle) > 0) {
+    } else if (net->cfg.policy == KPN_POLICY_WS && net->learnt == 0 && KPNI_LOAD(&net->idle) > 0) {
         /* 'p' alone in the queue may not be taken yet (takeable): a
          * runner that spins looks for it itself, and only one that
          * sleeps is worth a system call */
@@ -445,7 +445,7 @@ kpn_proc *kpni_runners_steal(kpni_runner *r)
     kpn_net *net = r->net;
     unsigned tries;
 
-    if (net->cfg.policy != KPN_POLICY_WS || net->placed)
+    if (net->cfg.policy != KPN_POLICY_WS || net->learnt != 0)
         return NULL;
     for (tries = 0; tries + 1 < net->nrunners; ++tries) {
         kpni_runner *v;
@@ -480,7 +480,7 @@ static int stealable(kpni_runner *r)
     const kpn_net *net = r->net;
     unsigned i;
 
-    if (net->cfg.policy != KPN_POLICY_WS || net->placed)
+    if (net->cfg.policy != KPN_POLICY_WS || net->learnt != 0)
         return 0;
     for (i = 0; i < net->nrunners; ++i)
         if (i != r->index && takeable(r, &net->runners[i], 0) != NULL)
@@ -594,7 +594,7 @@ static int learn_due(const kpni_runner *r)
     if (net->cfg.policy != KPN_POLICY_WS || net->cfg.learn == 0 || KPN_COMPACT || sent == 0 ||
         sent < net->learn_at)
         return 0;
-    if (net->placed)
+    if (net->learnt != 0)
         return 1;
     return stolen != 0 && stolen >= sent / net->cfg.learn &&
            (net->cfg.learn_grain_ns == 0 ||
@@ -606,7 +606,6 @@ static void learn(kpni_runner *r)
     kpn_net *net = r->net;
 
     kpni_place_live(net);
-    net->placed = 1;
     net->learnt++;
     net->learn_at = 2 * (r->messages - r->run_messages);
     r->placements++;
@@ -652,7 +651,7 @@ int kpni_runners_idle(kpni_runner *r)
     kpni_lock_up(r);
     if (learn_due(r))
         learn(r);
-    if (net->placed && r->pulled != net->learnt)
+    if (r->pulled != net->learnt)
         pull_home(r);
     /* a wake came while r's lock was let go, or the run is over: the
      * loop looks again (the end is decided under every lock, so a
@@ -736,7 +735,6 @@ kpn_status kpni_runners_run(kpn_net *net)
         kpni_runners_mark(net);
     KPNI_STORE(&net->done, 0);
     KPNI_STORE(&net->idle, 0u);
-    net->placed = 0;
     net->learnt = 0;
     net->learn_at = (uint64_t)LEARN_MIN * net->nchans;
     if (net->cfg.learn != 0 && net->cfg.learn_grain_ns != 0 && net->cfg.policy == KPN_POLICY_WS)
