@@ -56,7 +56,7 @@ rm -f "$out"/*.csv "$out"/*.lines "$out/log"
 
 echo "bench: ring (ns per hop against ring size, both ports)" >&2
 for port in amd64 posix; do
-    for procs in 10 100 1000 10000; do
+    for procs in 10 30 100 300 1000 3000 10000; do
         last build/$port/bench/ring --procs=$procs --trips=$((1000000 / procs)) --runs=5 |
             csv ring.csv port procs ns_per_hop
     done
