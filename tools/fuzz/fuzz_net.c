@@ -12,7 +12,9 @@
  *            bits 2-3 mode (0, 1: resolve; 2: resolve + strict;
  *            3: no resolver), bits 4-5 reserve (64 KiB, none, 64 bytes,
  *            512 bytes; too little is topped up with kpn_reserve_add),
- *            bit 6 the topology comes from the generator (below)
+ *            bit 6 the topology comes from the generator (below),
+ *            bit 7 under work stealing, learn a placement at the first
+ *            steal (cfg.learn 2^30, cfg.learn_grain_ns 0)
  *   byte 4   bits 0-3 how far the arena's start is off 16-byte alignment;
  *            bits 4-7 a short buffer for kpn_report
  *   per channel, 3 bytes: writer % procs, reader % procs,
@@ -121,6 +123,7 @@ struct spec {
     unsigned shift;                /* arena start, bytes past 16-alignment */
     unsigned report_len;           /* short kpn_report buffer */
     int generated;                 /* channels drawn by rnet_generate */
+    int learn_eager;               /* learn a placement at the first steal */
     rnet_params shape;             /* what it was asked for */
     struct chan_spec ch[MAX_CHANS];
     struct proc_spec pr[MAX_PROCS];
@@ -210,6 +213,7 @@ static void decode(const uint8_t *data, size_t size, struct spec *s)
     s->mode = ((b >> 2) & 3) == 2 ? MODE_STRICT : ((b >> 2) & 3) == 3 ? MODE_NORESOLVE : MODE_RESOLVE;
     s->reserve = (b >> 4) & 3;
     drawn = (b & 0x40) != 0;
+    s->learn_eager = (b & 0x80) != 0;
     b = next_byte(&r);
     s->shift = b & 15;
     s->report_len = b >> 4;
@@ -581,10 +585,10 @@ static void describe(FILE *f, const struct spec *s)
     static const char *const modes[] = { "resolve", "strict", "no resolver" };
     unsigned p, c, i;
 
-    fprintf(f, "network: %u processes, %u channels, %u runners, %s, wake %s, %s, reserve %zu, shift %u\n",
+    fprintf(f, "network: %u processes, %u channels, %u runners, %s, wake %s, %s, reserve %zu, shift %u%s\n",
             s->nprocs, s->nchans, s->runners, s->policy == KPN_POLICY_WS ? "ws" : "static",
             s->wake == KPN_WAKE_LAST ? "last" : "waker", modes[s->mode],
-            reserve_sizes[s->reserve], s->shift);
+            reserve_sizes[s->reserve], s->shift, s->learn_eager ? ", learning at the first steal" : "");
     if (s->generated)
         fprintf(f, "  drawn by rnet_generate: seed %llu, %d layers, %d back-edges asked, twins %d/1024\n",
                 (unsigned long long)s->shape.seed, s->shape.layers, s->shape.back_edges,
@@ -730,6 +734,9 @@ static void check_final(const struct spec *s, struct run *r, const struct ref *r
     else
         CHECK(st.resolutions == 0 && st.true_deadlocks == 0, "the resolver is off but ran");
     CHECK(st.runners == runners, "stats say %u runners", st.runners);
+    CHECK(st.placements == 0 || (s->policy == KPN_POLICY_WS && runners > 1),
+          "%llu placements learnt on %u runner(s), policy %d", (unsigned long long)st.placements,
+          runners, (int)s->policy);
     CHECK(st.reserve_used <= st.reserve_peak && st.reserve_peak <= st.reserve_size,
           "reserve used %zu, peak %zu, size %zu", st.reserve_used, st.reserve_peak, st.reserve_size);
     CHECK(kpn_net_fault(r->net) == NULL, "a stack fault");
@@ -815,6 +822,10 @@ static int run_net(const struct spec *s, struct run *r, const struct ref *ref, u
     cfg.strict = s->mode == MODE_STRICT;
     cfg.reserve_size = reserve_sizes[s->reserve];
     cfg.default_capacity = DEFAULT_CAPACITY;
+    if (s->learn_eager) {
+        cfg.learn = 1u << 30; /* a steal in 2^30 messages is enough */
+        cfg.learn_grain_ns = 0;
+    }
 
     /* The sizing functions must be upper bounds: the arena is exactly
      * their sum, placed against the end of the buffer (ASan guards what
@@ -927,10 +938,12 @@ static int run_net(const struct spec *s, struct run *r, const struct ref *ref, u
     if (verbose) {
         CHECK(kpn_net_stats(r->net, &stats) == KPN_OK, "kpn_net_stats");
         fprintf(stderr, "  %u runner(s): %s after %u kpn_run call(s); %llu messages, %llu discarded, "
-                "%llu resolutions, %llu true deadlocks, %zu reserve bytes added\n", runners,
+                "%llu resolutions, %llu true deadlocks, %zu reserve bytes added, %llu steals, "
+                "%llu placements learnt\n", runners,
                 kpn_strerror(st), rounds, (unsigned long long)stats.messages,
                 (unsigned long long)stats.discarded, (unsigned long long)stats.resolutions,
-                (unsigned long long)stats.true_deadlocks, pool_used);
+                (unsigned long long)stats.true_deadlocks, pool_used,
+                (unsigned long long)stats.steals, (unsigned long long)stats.placements);
     }
 
     /* Once more: a net at rest stays there (on one runner: cheap). */
@@ -994,6 +1007,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #define F_RES_64 (2u << 4)
 #define F_RES_512 (3u << 4)
 #define F_DRAWN (1u << 6)
+#define F_LEARN (1u << 7)
 
 #define SEND(c) 0u, 0x80u | (c)
 #define SEND_SIZED(c) 0x10u, 0x80u | (c)
@@ -1258,6 +1272,27 @@ int main(int argc, char **argv)
     for (i = 0; i < 8; ++i)
         prog(6, 6, 0u, 0u, 0u, 1u, 6u, 0u, 6u, 1u, 6u, 2u, BURN(3));
     emit("generated-topology-2-runners");
+
+    /* the pipeline above, longer, on three runners that learn a
+     * placement at the first steal: 96 messages a channel, more than
+     * the 16 a channel a runner must send before it learns */
+    net(4, 3, 3, F_WAKER | F_LEARN, 0);
+    chan(0, 1, 1, 4);
+    chan(1, 2, 2, 8);
+    chan(2, 3, 1, 16);
+    prog(4, 24, SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0),
+         SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0),
+         SEND(0), SEND(0), SEND(0), SEND(0));
+    prog(8, 24, RECV(0), SEND(1), RECV(0), SEND(1), RECV(0), SEND(1), RECV(0), SEND(1), RECV(0), SEND(1),
+         RECV(0), SEND(1), RECV(0), SEND(1), RECV(0), SEND(1), RECV(0), SEND(1), RECV(0), SEND(1),
+         RECV(0), SEND(1), RECV(0), SEND(1));
+    prog(8, 24, RECV(1), SEND(2), RECV(1), SEND(2), RECV(1), SEND(2), RECV(1), SEND(2), RECV(1), SEND(2),
+         RECV(1), SEND(2), RECV(1), SEND(2), RECV(1), SEND(2), RECV(1), SEND(2), RECV(1), SEND(2),
+         RECV(1), SEND(2), RECV(1), SEND(2));
+    prog(8, 24, RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2),
+         RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2),
+         RECV(2), RECV(2), RECV(2), RECV(2));
+    emit("pipeline-3-runners-learning");
 
     if (argc == 3) {
         /* Known bug 1: p2, on runner 1, sends on p0's channel again and
