@@ -11,11 +11,14 @@ f = dir.'/ring.csv'
 if (have_file(f)) {
     set output outdir.'/ring.png'
     set title "Ring: one token round N processes (".machine.")"
-    set logscale x; set xlabel 'processes in the ring'; set ylabel 'ns per hop (send, switch, receive)'
-    set yrange [0:*]
+    # both axes logarithmic: the ports differ tenfold, and the step where
+    # a ring's lines leave the core's own caches must show on both
+    set logscale xy; set xlabel 'processes in the ring'; set ylabel 'ns per hop (send, switch, receive)'
+    set yrange [10:1000]
     plot f using 2:(sel(1, 'amd64', $3)) skip 1 with linespoints title 'amd64 port (assembly switch)', \
          f using 2:(sel(1, 'posix', $3)) skip 1 with linespoints title 'posix port (ucontext)'
-    unset logscale x
+    unset logscale xy
+    set yrange [*:*]
 }
 
 f = dir.'/pipeline.csv'
