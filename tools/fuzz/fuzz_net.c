@@ -1062,6 +1062,20 @@ static void prog(unsigned repeat, unsigned len, ...)
     va_end(ap);
 }
 
+/* 'len' instructions, the pairs (a0, a1) and (b0, b1) in turn */
+static void prog_alternating(unsigned repeat, unsigned len, unsigned a0, unsigned a1, unsigned b0,
+                             unsigned b1)
+{
+    unsigned i;
+
+    put(len);
+    put(repeat - 1);
+    for (i = 0; i < len; ++i) {
+        put(i % 2 ? b0 : a0);
+        put(i % 2 ? b1 : a1);
+    }
+}
+
 static const char *out_dir;
 static unsigned written;
 
@@ -1280,18 +1294,10 @@ int main(int argc, char **argv)
     chan(0, 1, 1, 4);
     chan(1, 2, 2, 8);
     chan(2, 3, 1, 16);
-    prog(4, 24, SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0),
-         SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0), SEND(0),
-         SEND(0), SEND(0), SEND(0), SEND(0));
-    prog(8, 24, RECV(0), SEND(1), RECV(0), SEND(1), RECV(0), SEND(1), RECV(0), SEND(1), RECV(0), SEND(1),
-         RECV(0), SEND(1), RECV(0), SEND(1), RECV(0), SEND(1), RECV(0), SEND(1), RECV(0), SEND(1),
-         RECV(0), SEND(1), RECV(0), SEND(1));
-    prog(8, 24, RECV(1), SEND(2), RECV(1), SEND(2), RECV(1), SEND(2), RECV(1), SEND(2), RECV(1), SEND(2),
-         RECV(1), SEND(2), RECV(1), SEND(2), RECV(1), SEND(2), RECV(1), SEND(2), RECV(1), SEND(2),
-         RECV(1), SEND(2), RECV(1), SEND(2));
-    prog(8, 24, RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2),
-         RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2), RECV(2),
-         RECV(2), RECV(2), RECV(2), RECV(2));
+    prog_alternating(4, 24, SEND(0), SEND(0));
+    prog_alternating(8, 24, RECV(0), SEND(1));
+    prog_alternating(8, 24, RECV(1), SEND(2));
+    prog_alternating(8, 24, RECV(2), RECV(2));
     emit("pipeline-3-runners-learning");
 
     if (argc == 3) {
