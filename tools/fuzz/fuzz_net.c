@@ -1103,14 +1103,20 @@ static void emit(const char *name)
     emit_to(out_dir, name);
 }
 
-/* p0 -> p1 -> p2 -> p3; p3 reads twice as often as messages come, so
- * it sees EOF once p2 ends. */
-static void pipeline(unsigned runners, unsigned flags)
+/* p0 -> p1 -> p2 -> p3 */
+static void pipeline_net(unsigned runners, unsigned flags)
 {
     net(4, 3, runners, flags, 0);
     chan(0, 1, 1, 4);
     chan(1, 2, 2, 8);
     chan(2, 3, 1, 16);
+}
+
+/* p3 reads twice as often as messages come, so it sees EOF once p2
+ * ends. */
+static void pipeline(unsigned runners, unsigned flags)
+{
+    pipeline_net(runners, flags);
     prog(8, 1, SEND(0));
     prog(8, 2, RECV(0), SEND(1));
     prog(8, 2, RECV_SIZED(1), SEND_SIZED(2));
@@ -1290,10 +1296,7 @@ int main(int argc, char **argv)
     /* the pipeline above, longer, on three runners that learn a
      * placement at the first steal: 96 messages a channel, more than
      * the 16 a channel a runner must send before it learns */
-    net(4, 3, 3, F_WAKER | F_LEARN, 0);
-    chan(0, 1, 1, 4);
-    chan(1, 2, 2, 8);
-    chan(2, 3, 1, 16);
+    pipeline_net(3, F_WAKER | F_LEARN);
     prog_alternating(4, 24, SEND(0), SEND(0));
     prog_alternating(8, 24, RECV(0), SEND(1));
     prog_alternating(8, 24, RECV(1), SEND(2));
