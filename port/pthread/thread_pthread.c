@@ -327,7 +327,7 @@ uint64_t kpn_port_clock_ns(void)
     struct timespec t;
 
     if (clock_gettime(CLOCK_MONOTONIC, &t) != 0)
-        return 0; /* no clock: every run looks coarse, and never learns */
+        return 0; /* no clock: no time passes, so steals alone decide, as with learn_grain_ns 0 */
     return (uint64_t)t.tv_sec * UINT64_C(1000000000) + (uint64_t)t.tv_nsec;
 }
 
