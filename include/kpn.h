@@ -166,7 +166,10 @@ typedef struct kpn_config {
     /* Runners: OS threads multiplexing the processes.  Default 1 (the
      * calling thread only, no locks at all).  With N > 1, kpn_run starts
      * N-1 threads, whose stacks come from the arena, and runs as runner 0
-     * itself; at most KPN_MAX_RUNNERS; needs a build with KPN_THREADS. */
+     * itself; at most KPN_MAX_RUNNERS; needs a build with KPN_THREADS.
+     * More runners than the CPUs the program may use make a fine-grained
+     * net slower than one runner (docs/runners.md, "No more runners than
+     * CPUs"). */
     unsigned runners;
     kpn_policy policy;     /* default KPN_POLICY_WS */
     kpn_wake wake;         /* default KPN_WAKE_WAKER */
