@@ -269,9 +269,11 @@ int main(int argc, char **argv)
                  "its last runner's) or last (its last runner's)", 0, "waker", 0, 0},
         {"learn", "under ws: learn a placement once a runner steals one process per this "
                   "many messages, at a microsecond a message or finer (cfg.learn; 0: never)", 256, NULL, 0, 1 << 30},
+        {"cpus", "CPUs the runners share: a learnt placement uses at most this many runners "
+                 "(cfg.cpus; 0: those this program may run on)", 0, NULL, 0, 1 << 20},
         {"runs", "timed runs of each runner count; medians are reported", 3, NULL, 1, 100},
     };
-    enum { STAGES, COPIES, D, T_MS, CAPACITY, RUNNERS, POLICY, WAKE, LEARN, RUNS };
+    enum { STAGES, COPIES, D, T_MS, CAPACITY, RUNNERS, POLICY, WAKE, LEARN, CPUS, RUNS };
     double wall[2][100], med[2], iterations_per_us, work_us;
     uint64_t trial;
     unsigned runners;
@@ -297,6 +299,7 @@ int main(int argc, char **argv)
     place_runners = runners;
     cfg.wake = bench_wake(opt[WAKE].text);
     cfg.learn = (unsigned)opt[LEARN].value;
+    cfg.cpus = (unsigned)opt[CPUS].value;
 
     /* The R-runner net is the larger (its runner stacks come from the
      * arena): it must fit. */
@@ -338,7 +341,7 @@ int main(int argc, char **argv)
     med[1] = bench_median(wall[1], runs);
 
     bench_result("stages=%lld d=%lld copies=%lld runners=%u policy=%s wake=%s learn=%u "
-                 "wall_1=%.3f "
+                 "cpus=%u wall_1=%.3f "
                  "wall_R=%.3f ns_per_stage_1=%.2f ns_per_stage_R=%.2f "
                  "msgs_per_s=%.0f msgs_per_s_1=%.0f speedup=%.3f verified=%d port=%s "
                  "capacity=%zu t_ms=%lld runs=%d work_us=%.3f iterations_per_us=%.1f "
@@ -346,7 +349,7 @@ int main(int argc, char **argv)
                  "detections=%llu "
                  "runner_switches=%s",
                  stages, messages, copies, runners, opt[POLICY].text, opt[WAKE].text, cfg.learn,
-                 med[0],
+                 cfg.cpus, med[0],
                  med[1], med[0] * 1e9 / (double)(copies * messages * stages),
                  med[1] * 1e9 / (double)(copies * messages * stages),
                  (double)(copies * messages * stages) / med[1],

@@ -105,11 +105,13 @@ int main(int argc, char **argv)
                  "its last runner's) or last (its last runner's)", 0, "waker", 0, 0},
         {"learn", "under ws: learn a placement once a runner steals one process per this "
                   "many messages, at a microsecond a message or finer (cfg.learn; 0: never)", 256, NULL, 0, 1 << 30},
+        {"cpus", "CPUs the runners share: a learnt placement uses at most this many runners "
+                 "(cfg.cpus; 0: those this program may run on)", 0, NULL, 0, 1 << 20},
         {"runs", "timed runs of each runner count; medians are reported", 3, NULL, 1, 100},
         {"dot", "also write the network as Graphviz to this file (empty: no file)", 0, "", 0, 0},
     };
     enum { PRESET, SEED, NODES, LAYERS, BACK, D, WORK_MS, CAPACITY, RUNNERS, POLICY, WAKE, LEARN,
-           RUNS, DOT };
+           CPUS, RUNS, DOT };
     double wall[2][100], det[2][100], res[2][100], med_wall[2], med_det[2], med_res[2];
     double iterations_per_us, flow, burned_ms = 0;
     const rnet_preset *preset;
@@ -162,6 +164,7 @@ int main(int argc, char **argv)
     place_runners = runners;
     cfg.wake = bench_wake(opt[WAKE].text);
     cfg.learn = (unsigned)opt[LEARN].value;
+    cfg.cpus = (unsigned)opt[CPUS].value;
 
     ge = rnet_generate(&graph, &params);
     if (ge != RNET_OK) {
@@ -232,7 +235,7 @@ int main(int argc, char **argv)
     }
 
     bench_result("preset=%s nodes=%d edges=%d cycles=%d d=%llu runners=%u layers=%d "
-                 "seed=%llu capacity=%zu policy=%s wake=%s learn=%u runs=%d port=%s work_ms=%lld "
+                 "seed=%llu capacity=%zu policy=%s wake=%s learn=%u cpus=%u runs=%d port=%s work_ms=%lld "
                  "work_units=%llu flow=%.2f burned_ms=%.1f iterations_per_us=%.1f "
                  "messages=%llu msgs_per_s=%.0f detections=%llu resolutions=%llu "
                  "detections_per_s_1=%.0f resolutions_per_s_1=%.0f resolutions_per_s=%.0f "
@@ -242,7 +245,7 @@ int main(int argc, char **argv)
                  preset_name, graph.nodes, graph.edges, graph.back_edges,
                  (unsigned long long)d, runners, graph.layers,
                  (unsigned long long)graph.params.seed, capacity, opt[POLICY].text,
-                 opt[WAKE].text, cfg.learn, runs, KPN_BENCH_PORT, opt[WORK_MS].value,
+                 opt[WAKE].text, cfg.learn, cfg.cpus, runs, KPN_BENCH_PORT, opt[WORK_MS].value,
                  (unsigned long long)total, flow, burned_ms, iterations_per_us,
                  (unsigned long long)st_r.messages, (double)st_r.messages / med_wall[1],
                  (unsigned long long)st_r.detections, (unsigned long long)st_r.resolutions,

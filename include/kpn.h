@@ -167,9 +167,8 @@ typedef struct kpn_config {
      * calling thread only, no locks at all).  With N > 1, kpn_run starts
      * N-1 threads, whose stacks come from the arena, and runs as runner 0
      * itself; at most KPN_MAX_RUNNERS; needs a build with KPN_THREADS.
-     * More runners than the CPUs the program may use make a fine-grained
-     * net slower than one runner (docs/runners.md, "No more runners than
-     * CPUs"). */
+     * More runners than CPUs gain nothing; a learnt placement uses no
+     * more of them than 'cpus'. */
     unsigned runners;
     kpn_policy policy;     /* default KPN_POLICY_WS */
     kpn_wake wake;         /* default KPN_WAKE_WAKER */
@@ -215,6 +214,18 @@ typedef struct kpn_config {
      * messages, which a placement by messages would split unevenly.
      * 0: any grain. */
     unsigned learn_grain_ns;
+    /* The CPUs the runners share.  A placement learnt under 'learn' puts
+     * the processes on at most this many runners, the first ones; the
+     * others then idle for the rest of the run.  Runners beyond the CPUs
+     * take turns on them, and a message for a process whose runner is
+     * not on a CPU waits until the OS runs it: a fine-grained net split
+     * over them goes slower than on one runner (docs/runners.md, "No
+     * more runners than CPUs").  0 (default): the CPUs the thread calling
+     * kpn_run may use, as the port finds them when the run starts (on
+     * Linux its CPU affinity, as taskset sets it; a container's CPU
+     * quota is not seen, so set the quota here); every runner if the port
+     * cannot tell.  Any value: above 'runners' it means all of them. */
+    unsigned cpus;
 } kpn_config;
 
 /* cfg.reserve_size: grow channels from the arena's free remainder. */

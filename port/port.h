@@ -95,6 +95,11 @@ void kpn_port_yield(void);
  * by an idle runner that has stolen often. */
 uint64_t kpn_port_clock_ns(void);
 
+/* The CPUs the calling thread may run on, or 0 if the port cannot tell.
+ * Read when a run with several runners starts, unless kpn_config.cpus
+ * says: a placement learnt in it (runners.c) uses no more runners. */
+unsigned kpn_port_cpus(void);
+
 /* ------------------------------------------------------------------ */
 /* Idling: only for a net with input channels (kpn_connect_input).  When
  * a process waits on an open input and nothing else can run, kpn_run

@@ -461,6 +461,7 @@ struct kpn_net {
      * placements learnt in this run (none: work stealing as it was), and
      * the messages a runner must have sent in it before the next is */
     unsigned learnt;
+    unsigned parts;                /* runners a learnt placement uses: cfg.cpus, at most all */
     uint64_t learn_at;
     uint64_t run_began;            /* kpn_port_clock_ns when this run began */
 #endif

@@ -108,14 +108,14 @@ static void partition(kpn_net *net, unsigned runners)
     }
 }
 
-/* The same partition of a net that runs, holding every runner's lock:
- * each process's part becomes its home (runners.c, "Learning a
- * placement"). */
+/* The same partition of a net that runs, holding every runner's lock,
+ * into as many parts as the runners have CPUs (net->parts): each
+ * process's part becomes its home (runners.c, "Learning a placement"). */
 void kpni_place_live(kpn_net *net)
 {
     kpn_proc *p;
 
-    partition(net, net->nrunners);
+    partition(net, net->parts);
     for (p = net->procs; p != NULL; p = p->next) {
         p->home = (unsigned char)p->seen;
         p->seen = 0;

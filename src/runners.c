@@ -736,6 +736,9 @@ kpn_status kpni_runners_run(kpn_net *net)
     KPNI_STORE(&net->done, 0);
     KPNI_STORE(&net->idle, 0u);
     net->learnt = 0;
+    net->parts = net->cfg.cpus != 0 ? net->cfg.cpus : kpn_port_cpus();
+    if (net->parts == 0 || net->parts > net->nrunners)
+        net->parts = net->nrunners;
     net->learn_at = (uint64_t)LEARN_MIN * net->nchans;
     if (net->cfg.learn != 0 && net->cfg.learn_grain_ns != 0 && net->cfg.policy == KPN_POLICY_WS)
         net->run_began = kpn_port_clock_ns();

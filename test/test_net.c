@@ -30,9 +30,11 @@ void test_config_defaults(void)
 
     cfg.default_capacity = 0;
     cfg.reserve_size = 99;
+    cfg.cpus = 7;
     kpn_config_default(&cfg);
     TEST_ASSERT_EQUAL_size_t(8, cfg.default_capacity);
     TEST_ASSERT_EQUAL_size_t(KPN_RESERVE_ARENA, cfg.reserve_size);
+    TEST_ASSERT_EQUAL_UINT(0, cfg.cpus); /* the port's count */
     kpn_config_default(NULL); /* ignored, no crash */
 }
 

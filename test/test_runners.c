@@ -6,6 +6,7 @@
 #include "kpn_int.h" /* the idle runner's look, white-box */
 #include "support/helpers.h"
 #include "support/bursts.h"
+#include "randnet.h"
 
 TEST_SOURCE_FILE("bench/randnet.c")
 TEST_SOURCE_FILE("src/arena.c")
@@ -878,5 +879,61 @@ void test_a_woken_reader_joins_the_wakers_runner_and_a_woken_writer_stays(void)
             TEST_ASSERT_TRUE(p->runner == r1 && r1->head == p && r0->head == NULL);
         else
             TEST_ASSERT_TRUE(p->runner == r0 && r0->head == p && r1->head == NULL);
+    }
+}
+
+/* ------------------------------------------------------------ CPUs */
+
+/* A placement learnt mid-run puts the processes on no more runners than
+ * the CPUs they share (cfg.cpus; 0: the port's count), the first ones,
+ * and changes no message.  RND-B on 3 runners, learning at the first
+ * steal at any grain, over 1, 2 and 5 CPUs and the port's count.  A
+ * value that no run learnt at would test nothing, and fails.  White-box:
+ * the homes the placement gave. */
+void test_a_learnt_placement_uses_no_more_runners_than_the_cpus(void)
+{
+    static const unsigned cpus[] = {1, 2, 5, 0};
+    static rnet_graph g;
+    static rnet_run run;
+    static uint64_t reference[RNET_MAX_NODES];
+    unsigned k, parts, port = kpn_port_cpus();
+    const kpn_proc *p;
+    int v, round;
+
+    TEST_ASSERT_EQUAL_INT(RNET_OK, rnet_generate(&g, &rnet_preset_find("RND-B")->params));
+    for (k = 0; k <= sizeof cpus / sizeof cpus[0]; ++k) {
+        uint64_t placements = 0;
+
+        for (round = 0; round < 5 && (k == 0 || placements == 0); ++round) {
+            kpn_config cfg = config(k == 0 ? 1 : 3, KPN_POLICY_WS, KPN_WAKE_WAKER);
+            kpn_stats st;
+
+            cfg.learn = 1u << 30;
+            cfg.learn_grain_ns = 0;
+            cfg.cpus = k == 0 ? 0 : cpus[k - 1];
+            cfg.reserve_size = 1 << 20;
+            TEST_ASSERT_LESS_OR_EQUAL(sizeof arena, rnet_arena_size(&g, &cfg, 1, STACK));
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+            TEST_ASSERT_EQUAL_INT(KPN_OK, rnet_build(net, &g, &run, 1000000, 40, 1, STACK, 0));
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+            TEST_ASSERT_TRUE(rnet_work_ok(&run));
+            for (v = 0; v < g.nodes; ++v) {
+                if (k == 0)
+                    reference[v] = run.burned[v]; /* one runner's */
+                TEST_ASSERT_EQUAL_UINT64(reference[v], run.burned[v]);
+            }
+            if (k == 0)
+                break;
+            parts = cfg.cpus != 0 ? cfg.cpus : port != 0 ? port : 3;
+            parts = parts < 3 ? parts : 3;
+            TEST_ASSERT_EQUAL_UINT(parts, net->parts);
+            if (st.placements != 0)
+                for (p = kpn_proc_next(net, NULL); p != NULL; p = kpn_proc_next(net, p))
+                    TEST_ASSERT_TRUE(p->home < parts);
+            placements += st.placements;
+        }
+        if (k != 0)
+            TEST_ASSERT_MESSAGE(placements > 0, "no run learnt a placement");
     }
 }

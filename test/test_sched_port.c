@@ -50,6 +50,7 @@ void setUp(void)
     kpn_port_idle_size_IgnoreAndReturn(32);
     kpn_port_idle_init_IgnoreAndReturn(0);
     kpn_port_clock_ns_IgnoreAndReturn(0);
+    kpn_port_cpus_IgnoreAndReturn(0);
     net = NULL;
 }
 

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Conformance of the port's thread services (start, join, semaphore, yield) and of the hosted ports' kpn_config_from_env. */
 
-/* setenv and unsetenv. */
+/* setenv and unsetenv; on Linux, sched_setaffinity. */
 #define _POSIX_C_SOURCE 200809L
+#if defined(__linux__)
+#define _GNU_SOURCE
+#include <sched.h>
+#endif
 
 #include <limits.h>
 #include <stddef.h>
@@ -389,6 +393,33 @@ void test_clock_is_monotonic_and_moves(void)
         prev = now;
     }
     TEST_ASSERT_TRUE(now - t0 >= 2000000u);
+}
+
+/* The CPUs the calling thread may run on: at least one, and on Linux
+ * what its affinity allows, so that a thread bound to one CPU (as
+ * taskset binds a program) counts one, and its runners learn a
+ * placement onto one runner. */
+void test_cpus_are_those_the_thread_may_run_on(void)
+{
+    unsigned n = kpn_port_cpus();
+#if defined(__linux__)
+    cpu_set_t was, one;
+    int cpu = 0, set;
+
+    TEST_ASSERT_EQUAL_INT(0, sched_getaffinity(0, sizeof was, &was));
+    TEST_ASSERT_EQUAL_UINT((unsigned)CPU_COUNT(&was), n);
+    while (!CPU_ISSET(cpu, &was))
+        ++cpu;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    set = sched_setaffinity(0, sizeof one, &one);
+    n = kpn_port_cpus();
+    TEST_ASSERT_EQUAL_INT(0, sched_setaffinity(0, sizeof was, &was)); /* as it was */
+    TEST_ASSERT_EQUAL_INT(0, set);
+    TEST_ASSERT_EQUAL_UINT(1, n);
+#else
+    TEST_ASSERT_TRUE(n >= 1);
+#endif
 }
 
 void test_sem_ping_pong_between_two_threads(void)

@@ -2,8 +2,8 @@
 /* The port's thread services on POSIX threads, for both hosted ports: runner threads on arena stacks, a sleeping semaphore, yield. */
 
 /* pthread_attr_setstack and pthread_sigmask are POSIX.1-2008.  On Linux,
- * dl_iterate_phdr (used to measure static TLS, below) is declared only
- * under _GNU_SOURCE. */
+ * dl_iterate_phdr (used to measure static TLS, below) and
+ * sched_getaffinity (kpn_port_cpus) are declared only under _GNU_SOURCE. */
 #define _POSIX_C_SOURCE 200809L
 #if defined(__linux__)
 #define _GNU_SOURCE
@@ -329,6 +329,25 @@ uint64_t kpn_port_clock_ns(void)
     if (clock_gettime(CLOCK_MONOTONIC, &t) != 0)
         return 0; /* no clock: no time passes, so steals alone decide, as with learn_grain_ns 0 */
     return (uint64_t)t.tv_sec * UINT64_C(1000000000) + (uint64_t)t.tv_nsec;
+}
+
+/* sched_getaffinity sees what taskset and cpusets allow this thread,
+ * which the count of online CPUs does not; neither sees a container's
+ * CPU quota (kpn_config.cpus says so). */
+unsigned kpn_port_cpus(void)
+{
+    long n = 0;
+#if defined(__linux__) && defined(CPU_COUNT)
+    cpu_set_t set;
+
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        n = CPU_COUNT(&set);
+#endif
+#ifdef _SC_NPROCESSORS_ONLN
+    if (n <= 0)
+        n = sysconf(_SC_NPROCESSORS_ONLN); /* beyond 1024 CPUs, or no affinity call */
+#endif
+    return n <= 0 ? 0u : n >= (long)UINT_MAX ? UINT_MAX : (unsigned)n;
 }
 
 /*
