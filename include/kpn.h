@@ -167,8 +167,8 @@ typedef struct kpn_config {
      * calling thread only, no locks at all).  With N > 1, kpn_run starts
      * N-1 threads, whose stacks come from the arena, and runs as runner 0
      * itself; at most KPN_MAX_RUNNERS; needs a build with KPN_THREADS.
-     * More runners than CPUs gain nothing; a learnt placement uses no
-     * more of them than 'cpus'. */
+     * A net that only computes gains nothing from runners beyond its
+     * CPUs; a placement learnt under 'learn' uses no more than 'cpus'. */
     unsigned runners;
     kpn_policy policy;     /* default KPN_POLICY_WS */
     kpn_wake wake;         /* default KPN_WAKE_WAKER */
@@ -239,6 +239,7 @@ void kpn_config_default(kpn_config *cfg);
  *   KPN_RUNNERS   runners, 1..KPN_MAX_RUNNERS
  *   KPN_POLICY    "ws" or "static"
  *   KPN_CAPACITY  default channel capacity, 1 or more
+ *   KPN_CPUS      cfg.cpus, 0 or more (0: the port's count)
  * Unset variables leave their field alone.  KPN_EINVAL if 'cfg' is NULL
  * or a value is malformed or out of range; then 'cfg' is unchanged and,
  * if 'bad' is not NULL, '*bad' names the variable. */

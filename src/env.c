@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* kpn_config_from_env: runners, policy and channel capacity from the process environment. */
+/* kpn_config_from_env: runners, policy, channel capacity and CPUs from the process environment. */
 
 #include "kpn_int.h"
 
@@ -53,17 +53,18 @@ static int parse_size(const char *text, size_t *out)
  * Every variable is read and checked before 'cfg' is written, so that a
  * bad one leaves the whole configuration as it was.  When several are
  * bad, '*bad' names the first in the order KPN_RUNNERS, KPN_POLICY,
- * KPN_CAPACITY.  '*bad' is set to NULL when no variable is to blame
- * (success, or a NULL 'cfg'), so it is never left stale.
+ * KPN_CAPACITY, KPN_CPUS.  '*bad' is set to NULL when no variable is to
+ * blame (success, or a NULL 'cfg'), so it is never left stale.
  */
 kpn_status kpn_config_from_env_check(kpn_config *cfg, const char **bad)
 {
     static const char runners_name[] = "KPN_RUNNERS";
     static const char policy_name[] = "KPN_POLICY";
     static const char capacity_name[] = "KPN_CAPACITY";
-    const char *runners_text, *policy_text, *capacity_text;
+    static const char cpus_name[] = "KPN_CPUS";
+    const char *runners_text, *policy_text, *capacity_text, *cpus_text;
     const char *culprit = NULL;
-    size_t runners = 0, capacity = 0;
+    size_t runners = 0, capacity = 0, cpus = 0;
     kpn_policy policy = KPN_POLICY_WS;
 
     if (bad != NULL)
@@ -92,6 +93,11 @@ kpn_status kpn_config_from_env_check(kpn_config *cfg, const char **bad)
         (!parse_size(capacity_text, &capacity) || capacity < 1))
         culprit = capacity_name;
 
+    cpus_text = getenv(cpus_name);
+    if (culprit == NULL && cpus_text != NULL &&
+        (!parse_size(cpus_text, &cpus) || (size_t)(unsigned)cpus != cpus))
+        culprit = cpus_name;
+
     if (culprit != NULL) {
         if (bad != NULL)
             *bad = culprit;
@@ -103,6 +109,8 @@ kpn_status kpn_config_from_env_check(kpn_config *cfg, const char **bad)
         cfg->policy = policy;
     if (capacity_text != NULL)
         cfg->default_capacity = capacity;
+    if (cpus_text != NULL)
+        cfg->cpus = (unsigned)cpus;
     return KPN_OK;
 }
 

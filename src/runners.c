@@ -576,7 +576,11 @@ static void wake_missed(kpni_runner *r)
  * thousands of messages keeps its load balanced cheaply.  If so, and the
  * net has carried enough messages for its counts to mean something
  * (LEARN_MIN a channel), it partitions the processes as kpn_place does
- * and makes each one's part its home.  From then on nothing is stolen;
+ * and makes each one's part its home.  There are as many parts as the
+ * runners have CPUs (cfg.cpus, else the port's count), the first runners
+ * taking them: runners beyond the CPUs would take turns on them, and
+ * every message for a process whose runner waits for a CPU would wait
+ * with it.  From then on nothing is stolen;
  * a reader woken by a process on its home runner joins it there (the
  * wake rule, restricted); and each runner, the next time it is idle,
  * takes the processes homed on it that are queued or blocked elsewhere

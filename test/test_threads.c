@@ -109,6 +109,7 @@ static void clear_env(void)
     (void)unsetenv("KPN_RUNNERS");
     (void)unsetenv("KPN_POLICY");
     (void)unsetenv("KPN_CAPACITY");
+    (void)unsetenv("KPN_CPUS");
 }
 
 void setUp(void)
@@ -638,7 +639,40 @@ void test_env_capacity_invalid(void)
     expect_refused("KPN_CAPACITY", "99999999999999999999999");
 }
 
-void test_env_all_three_together(void)
+void test_env_cpus_valid(void)
+{
+    kpn_config cfg, expected;
+    char max[48];
+
+    expect_accepted("KPN_CPUS", "0", &cfg);
+    TEST_ASSERT_EQUAL_UINT(0, cfg.cpus);
+    expect_accepted("KPN_CPUS", "2", &cfg);
+    TEST_ASSERT_EQUAL_UINT(2, cfg.cpus);
+    decimal(UINT_MAX, max);
+    expect_accepted("KPN_CPUS", max, &cfg);
+    TEST_ASSERT_EQUAL_UINT(UINT_MAX, cfg.cpus);
+    known_config(&expected);
+    expected.cpus = UINT_MAX;
+    TEST_ASSERT_EQUAL_MEMORY(&expected, &cfg, sizeof cfg);
+}
+
+void test_env_cpus_invalid(void)
+{
+    char above[48];
+
+    decimal(UINT_MAX, above);
+    increment(above);
+    expect_refused("KPN_CPUS", "");
+    expect_refused("KPN_CPUS", "two");
+    expect_refused("KPN_CPUS", "-1");
+    expect_refused("KPN_CPUS", "+2");
+    expect_refused("KPN_CPUS", "2 ");
+    expect_refused("KPN_CPUS", "1.5");
+    expect_refused("KPN_CPUS", above);
+    expect_refused("KPN_CPUS", "99999999999999999999999");
+}
+
+void test_env_all_four_together(void)
 {
     kpn_config cfg, expected;
 
@@ -646,11 +680,13 @@ void test_env_all_three_together(void)
     TEST_ASSERT_EQUAL_INT(0, setenv("KPN_RUNNERS", "2", 1));
     TEST_ASSERT_EQUAL_INT(0, setenv("KPN_POLICY", "static", 1));
     TEST_ASSERT_EQUAL_INT(0, setenv("KPN_CAPACITY", "64", 1));
+    TEST_ASSERT_EQUAL_INT(0, setenv("KPN_CPUS", "4", 1));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_config_from_env(&cfg));
     known_config(&expected);
     expected.runners = 2;
     expected.policy = KPN_POLICY_STATIC;
     expected.default_capacity = 64;
+    expected.cpus = 4;
     TEST_ASSERT_EQUAL_MEMORY(&expected, &cfg, sizeof cfg);
 }
 
@@ -673,6 +709,13 @@ void test_env_one_bad_value_applies_none(void)
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_config_from_env_check(&cfg, &bad));
     TEST_ASSERT_EQUAL_STRING("KPN_POLICY", bad);
     TEST_ASSERT_EQUAL_MEMORY(&before, &cfg, sizeof cfg);
+
+    TEST_ASSERT_EQUAL_INT(0, setenv("KPN_POLICY", "ws", 1));
+    TEST_ASSERT_EQUAL_INT(0, setenv("KPN_CPUS", "-2", 1));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_config_from_env_check(&cfg, &bad));
+    TEST_ASSERT_EQUAL_STRING("KPN_CPUS", bad);
+    TEST_ASSERT_EQUAL_MEMORY(&before, &cfg, sizeof cfg);
+    TEST_ASSERT_EQUAL_INT(0, unsetenv("KPN_CPUS"));
 
     /* Two bad ones: either may be named, and nothing is applied. */
     TEST_ASSERT_EQUAL_INT(0, setenv("KPN_POLICY", "ws", 1));
