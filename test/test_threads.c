@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Conformance of the port's thread services (start, join, semaphore, yield) and of the hosted ports' kpn_config_from_env. */
 
-/* setenv and unsetenv; on Linux, sched_setaffinity. */
+/* setenv and unsetenv; on Linux, sched_setaffinity.  <pthread.h>
+ * brings <sched.h>: Ceedling would take an include of "sched.h" for
+ * src/sched.c and link it in. */
 #define _POSIX_C_SOURCE 200809L
 #if defined(__linux__)
 #define _GNU_SOURCE
-#include <sched.h>
+#include <pthread.h>
 #endif
 
 #include <limits.h>
