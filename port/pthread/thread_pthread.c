@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The port's thread services on POSIX threads, for both hosted ports: runner threads on arena stacks, a sleeping semaphore, yield. */
+/* The port's thread services on POSIX threads, for both hosted ports: runner threads on arena stacks, a sleeping semaphore, yield, the clock and the CPU count. */
 
 /* pthread_attr_setstack and pthread_sigmask are POSIX.1-2008.  On Linux,
  * dl_iterate_phdr (used to measure static TLS, below) and
