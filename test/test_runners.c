@@ -884,12 +884,33 @@ void test_a_woken_reader_joins_the_wakers_runner_and_a_woken_writer_stays(void)
 
 /* ------------------------------------------------------------ CPUs */
 
+/* RND-B into a fresh net on 'runners' runners over 'cpus' CPUs, learning
+ * a placement at the first steal at any grain; returns the stats. */
+static kpn_stats run_learning(const rnet_graph *g, rnet_run *run, unsigned runners,
+                              unsigned cpus)
+{
+    kpn_config cfg = config(runners, KPN_POLICY_WS, KPN_WAKE_WAKER);
+    kpn_stats st;
+
+    cfg.learn = 1u << 30;
+    cfg.learn_grain_ns = 0;
+    cfg.cpus = cpus;
+    cfg.reserve_size = 1 << 20;
+    TEST_ASSERT_LESS_OR_EQUAL(sizeof arena, rnet_arena_size(g, &cfg, 1, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, rnet_build(net, g, run, 1000000, 40, 1, STACK, 0));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_TRUE(rnet_work_ok(run));
+    return st;
+}
+
 /* A placement learnt mid-run puts the processes on no more runners than
  * the CPUs they share (cfg.cpus; 0: the port's count), the first ones,
- * and changes no message.  RND-B on 3 runners, learning at the first
- * steal at any grain, over 1, 2 and 5 CPUs and the port's count.  A
- * value that no run learnt at would test nothing, and fails.  White-box:
- * the homes the placement gave. */
+ * and changes no message: RND-B on 3 runners over 1, 2 and 5 CPUs and
+ * the port's count, against one runner.  A setting at which no run
+ * learnt would test nothing, and fails.  White-box: the homes the
+ * placement gave. */
 void test_a_learnt_placement_uses_no_more_runners_than_the_cpus(void)
 {
     static const unsigned cpus[] = {1, 2, 5, 0};
@@ -901,39 +922,25 @@ void test_a_learnt_placement_uses_no_more_runners_than_the_cpus(void)
     int v, round;
 
     TEST_ASSERT_EQUAL_INT(RNET_OK, rnet_generate(&g, &rnet_preset_find("RND-B")->params));
-    for (k = 0; k <= sizeof cpus / sizeof cpus[0]; ++k) {
+    run_learning(&g, &run, 1, 0);
+    for (v = 0; v < g.nodes; ++v)
+        reference[v] = run.burned[v];
+    for (k = 0; k < sizeof cpus / sizeof cpus[0]; ++k) {
         uint64_t placements = 0;
 
-        for (round = 0; round < 5 && (k == 0 || placements == 0); ++round) {
-            kpn_config cfg = config(k == 0 ? 1 : 3, KPN_POLICY_WS, KPN_WAKE_WAKER);
-            kpn_stats st;
+        parts = cpus[k] != 0 ? cpus[k] : port != 0 ? port : 3;
+        parts = parts < 3 ? parts : 3;
+        for (round = 0; round < 5 && placements == 0; ++round) {
+            kpn_stats st = run_learning(&g, &run, 3, cpus[k]);
 
-            cfg.learn = 1u << 30;
-            cfg.learn_grain_ns = 0;
-            cfg.cpus = k == 0 ? 0 : cpus[k - 1];
-            cfg.reserve_size = 1 << 20;
-            TEST_ASSERT_LESS_OR_EQUAL(sizeof arena, rnet_arena_size(&g, &cfg, 1, STACK));
-            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
-            TEST_ASSERT_EQUAL_INT(KPN_OK, rnet_build(net, &g, &run, 1000000, 40, 1, STACK, 0));
-            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
-            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
-            TEST_ASSERT_TRUE(rnet_work_ok(&run));
-            for (v = 0; v < g.nodes; ++v) {
-                if (k == 0)
-                    reference[v] = run.burned[v]; /* one runner's */
+            for (v = 0; v < g.nodes; ++v)
                 TEST_ASSERT_EQUAL_UINT64(reference[v], run.burned[v]);
-            }
-            if (k == 0)
-                break;
-            parts = cfg.cpus != 0 ? cfg.cpus : port != 0 ? port : 3;
-            parts = parts < 3 ? parts : 3;
             TEST_ASSERT_EQUAL_UINT(parts, net->parts);
             if (st.placements != 0)
                 for (p = kpn_proc_next(net, NULL); p != NULL; p = kpn_proc_next(net, p))
                     TEST_ASSERT_TRUE(p->home < parts);
             placements += st.placements;
         }
-        if (k != 0)
-            TEST_ASSERT_MESSAGE(placements > 0, "no run learnt a placement");
+        TEST_ASSERT_MESSAGE(placements > 0, "no run learnt a placement");
     }
 }
