@@ -7,7 +7,8 @@
  *
  *   byte 0   processes      1 + b % 8
  *   byte 1   channels       b % 13
- *   byte 2   runners        1 + b % 3
+ *   byte 2   runners        1 + b % 3; the CPUs they share (cfg.cpus,
+ *            which caps a learnt placement) (b / 3) % 4, 0 the port's count
  *   byte 3   bit 0 policy (WS, STATIC), bit 1 wake rule (LAST, WAKER),
  *            bits 2-3 mode (0, 1: resolve; 2: resolve + strict;
  *            3: no resolver), bits 4-5 reserve (64 KiB, none, 64 bytes,
@@ -124,6 +125,7 @@ struct spec {
     unsigned report_len;           /* short kpn_report buffer */
     int generated;                 /* channels drawn by rnet_generate */
     int learn_eager;               /* learn a placement at the first steal */
+    unsigned cpus;                 /* cfg.cpus */
     rnet_params shape;             /* what it was asked for */
     struct chan_spec ch[MAX_CHANS];
     struct proc_spec pr[MAX_PROCS];
@@ -206,7 +208,9 @@ static void decode(const uint8_t *data, size_t size, struct spec *s)
     s->nprocs = 1 + next_byte(&r) % MAX_PROCS;
     b1 = next_byte(&r);
     s->nchans = b1 % (MAX_CHANS + 1);
-    s->runners = 1 + next_byte(&r) % MAX_RUNNERS;
+    b = next_byte(&r);
+    s->runners = 1 + b % MAX_RUNNERS;
+    s->cpus = (b / MAX_RUNNERS) % 4;
     b = next_byte(&r);
     s->policy = (b & 1) ? KPN_POLICY_STATIC : KPN_POLICY_WS;
     s->wake = (b & 2) ? KPN_WAKE_WAKER : KPN_WAKE_LAST;
@@ -585,8 +589,8 @@ static void describe(FILE *f, const struct spec *s)
     static const char *const modes[] = { "resolve", "strict", "no resolver" };
     unsigned p, c, i;
 
-    fprintf(f, "network: %u processes, %u channels, %u runners, %s, wake %s, %s, reserve %zu, shift %u%s\n",
-            s->nprocs, s->nchans, s->runners, s->policy == KPN_POLICY_WS ? "ws" : "static",
+    fprintf(f, "network: %u processes, %u channels, %u runners (cfg.cpus %u), %s, wake %s, %s, reserve %zu, shift %u%s\n",
+            s->nprocs, s->nchans, s->runners, s->cpus, s->policy == KPN_POLICY_WS ? "ws" : "static",
             s->wake == KPN_WAKE_LAST ? "last" : "waker", modes[s->mode],
             reserve_sizes[s->reserve], s->shift, s->learn_eager ? ", learning at the first steal" : "");
     if (s->generated)
@@ -822,6 +826,7 @@ static int run_net(const struct spec *s, struct run *r, const struct ref *ref, u
     cfg.strict = s->mode == MODE_STRICT;
     cfg.reserve_size = reserve_sizes[s->reserve];
     cfg.default_capacity = DEFAULT_CAPACITY;
+    cfg.cpus = s->cpus;
     if (s->learn_eager) {
         cfg.learn = 1u << 30; /* a steal in 2^30 messages is enough */
         cfg.learn_grain_ns = 0;
@@ -1302,6 +1307,11 @@ int main(int argc, char **argv)
     prog_alternating(8, 24, RECV(1), SEND(2));
     prog_alternating(8, 24, RECV(2), RECV(2));
     emit("pipeline-3-runners-learning");
+
+    /* the same over one CPU: the placement puts every process on the
+     * first runner (byte 2 also carries cfg.cpus) */
+    seed[2] += MAX_RUNNERS * 1;
+    emit("pipeline-3-runners-learning-1-cpu");
 
     if (argc == 3) {
         /* Known bug 1: p2, on runner 1, sends on p0's channel again and
