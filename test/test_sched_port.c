@@ -354,3 +354,34 @@ void test_a_block_whose_own_wake_stops_its_channel_crossing_looks_at_it_again(vo
     TEST_ASSERT_EQUAL_INT(0, r0->lock);
     TEST_ASSERT_EQUAL_INT(0, r1->lock);
 }
+
+/* ---- the CPUs a learnt placement may use ---- */
+
+/* cfg.cpus when set, and then the port is not asked; else the port's
+ * count; every runner when that is 0 (the port cannot tell) or more than
+ * the runners.  Settled as the run starts, before any thread: here the
+ * OS refuses the first, so nothing runs. */
+void test_the_runners_a_placement_may_use_come_from_cfg_cpus_or_the_port(void)
+{
+    static const struct { unsigned cpus, port, parts; int asks; } cases[] = {
+        {0, 2, 2, 1}, {0, 1, 1, 1}, {0, 0, 3, 1}, {0, 64, 3, 1}, {1, 0, 1, 0}, {5, 0, 3, 0},
+    };
+    unsigned i;
+
+    kpn_port_sem_init_IgnoreAndReturn(0);
+    kpn_port_sem_destroy_Ignore();
+    kpn_port_thread_start_IgnoreAndReturn(1);
+    kpn_port_cpus_StopIgnore();
+    for (i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        kpn_config cfg;
+
+        kpn_config_default(&cfg);
+        cfg.runners = 3;
+        cfg.cpus = cases[i].cpus;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+        if (cases[i].asks)
+            kpn_port_cpus_ExpectAndReturn(cases[i].port);
+        TEST_ASSERT_EQUAL_INT(KPN_ETHREAD, kpn_run(net));
+        TEST_ASSERT_EQUAL_UINT(cases[i].parts, net->parts);
+    }
+}
