@@ -10,6 +10,7 @@
  *
  *   - configurations with sizes near SIZE_MAX (reserve_size, runner_stack,
  *     default_capacity), out-of-range flags, 0/33 runners, guard pages,
+ *     CPU counts from 0 to UINT_MAX (cfg.cpus: every value is valid),
  *     arenas of odd sizes and alignments, of SIZE_MAX bytes;
  *   - stale handles: every process, channel and net of a net the arena
  *     held before stays in a list and is passed to every call;
@@ -24,6 +25,7 @@
  * pattern that must stay intact.
  */
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,7 +284,11 @@ static void op_init(unsigned a, unsigned b, unsigned c)
     case 4: cfg.resolve = (int)(b % 3); cfg.strict = (int)(c % 3); break;
     case 5: cfg.guard_pages = (int)(b % 3); break;
     case 6: cfg.runners = 2; cfg.runner_stack = b % 2 ? hostile(c) : cfg.runner_stack; break;
-    case 7: cfg.reserve_size = hostile(b); cfg.runners = 1 + c % 4; break;
+    case 7:
+        cfg.reserve_size = hostile(b);
+        cfg.runners = 1 + c % 4;
+        cfg.cpus = (c >> 2) % 8 == 7 ? UINT_MAX : (c >> 2) % 8 / 2; /* any value is valid */
+        break;
     default: break;
     }
     /* the arena: where (the same place keeps stale handles interesting) and how big */
