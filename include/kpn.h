@@ -224,7 +224,10 @@ typedef struct kpn_config {
      * kpn_run may use, as the port finds them when the run starts (on
      * Linux its CPU affinity, as taskset sets it; a container's CPU
      * quota is not seen, so set the quota here); every runner if the port
-     * cannot tell.  Any value: above 'runners' it means all of them. */
+     * cannot tell.  Any value: above 'runners' it means all of them.
+     * Over one CPU, a net under KPN_POLICY_WS runs on runner 0 alone, as
+     * a net of one runner does, and starts no thread; its first run
+     * settles that for the net's life. */
     unsigned cpus;
 } kpn_config;
 

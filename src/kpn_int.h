@@ -462,6 +462,9 @@ struct kpn_net {
      * the messages a runner must have sent in it before the next is */
     unsigned learnt;
     unsigned parts;                /* runners a learnt placement uses: cfg.cpus, at most all */
+    /* Whether its runs are on runner 0 alone (runners.c, run_alone):
+     * KPNI_SHARED or KPNI_ALONE, settled by the first run (0 before). */
+    unsigned char sharing;
     uint64_t learn_at;
     uint64_t run_began;            /* kpn_port_clock_ns when this run began */
 #endif

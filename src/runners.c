@@ -722,6 +722,45 @@ static void runner_thread(void *arg)
     kpni_sched_loop(arg);
 }
 
+#if !KPN_COMPACT
+/* A net over one CPU, under work stealing, runs on runner 0 alone, as a
+ * net of one runner runs.  Runners that can only take turns on one CPU
+ * add nothing but what a runner pays to share its processes (the locks
+ * at every block and wake, a hand-off that waits whenever a woken
+ * process's runner is not the one on the CPU): about a tenth of a
+ * fine-grained net's time (docs/runners.md).  So no thread is started;
+ * every process joins runner 0, queued ones in their order, and no
+ * channel is marked crossing, so that each keeps its reader's words on
+ * the writer's line.
+ *
+ * The first run settles it for the net's life ('sharing'): a process
+ * parks by the one-runner path, whose switch is a tail call with nothing
+ * after it, so it would not let go of the lock a runner of a shared run
+ * hands it as it resumes (sched.c, park).  Afterwards runner 0 keeps its
+ * queue with the links several runners keep, for kpn_stats and the
+ * checks that walk it. */
+#define KPNI_SHARED 1
+#define KPNI_ALONE 2
+
+static void run_alone(kpn_net *net)
+{
+    kpni_runner *r0 = &net->runners[0];
+    kpn_proc *p, *prev;
+    unsigned i;
+
+    for (i = 1; i < net->nrunners; ++i)
+        while ((p = kpni_queue_pop_front(&net->runners[i])) != NULL)
+            kpni_queue_push_back(r0, p);
+    for (p = net->procs; p != NULL; p = p->next)
+        p->runner = r0;
+    r0->mt = 0;
+    kpni_sched_loop(r0);
+    r0->mt = 1;
+    for (prev = NULL, p = r0->head; p != NULL; prev = p, p = p->next_ready)
+        p->prev_ready = prev;
+}
+#endif
+
 /* Runner 0 is the calling thread; the others are started for this run
  * and joined before it returns. */
 kpn_status kpni_runners_run(kpn_net *net)
@@ -729,6 +768,18 @@ kpn_status kpni_runners_run(kpn_net *net)
     unsigned i, started;
     kpn_chan *c;
 
+    net->parts = net->cfg.cpus != 0 ? net->cfg.cpus : kpn_port_cpus();
+    if (net->parts == 0 || net->parts > net->nrunners)
+        net->parts = net->nrunners;
+#if !KPN_COMPACT
+    if (net->sharing == 0)
+        net->sharing = net->parts == 1 && net->cfg.policy == KPN_POLICY_WS ? KPNI_ALONE
+                                                                           : KPNI_SHARED;
+    if (net->sharing == KPNI_ALONE) {
+        run_alone(net);
+        return KPN_OK;
+    }
+#endif
     /* Under KPN_POLICY_STATIC a process runs only on its home runner, so
      * a channel whose ends share one is never used from two threads at
      * once (chan.c, release). */
@@ -740,9 +791,6 @@ kpn_status kpni_runners_run(kpn_net *net)
     KPNI_STORE(&net->done, 0);
     KPNI_STORE(&net->idle, 0u);
     net->learnt = 0;
-    net->parts = net->cfg.cpus != 0 ? net->cfg.cpus : kpn_port_cpus();
-    if (net->parts == 0 || net->parts > net->nrunners)
-        net->parts = net->nrunners;
     net->learn_at = (uint64_t)LEARN_MIN * net->nchans;
     if (net->cfg.learn != 0 && net->cfg.learn_grain_ns != 0 && net->cfg.policy == KPN_POLICY_WS)
         net->run_began = kpn_port_clock_ns();
