@@ -269,8 +269,9 @@ int main(int argc, char **argv)
                  "its last runner's) or last (its last runner's)", 0, "waker", 0, 0},
         {"learn", "under ws: learn a placement once a runner steals one process per this "
                   "many messages, at a microsecond a message or finer (cfg.learn; 0: never)", 256, NULL, 0, 1 << 30},
-        {"cpus", "CPUs the runners share: a learnt placement uses at most this many runners "
-                 "(cfg.cpus; 0: those this program may run on)", 0, NULL, 0, 1 << 20},
+        {"cpus", "CPUs the runners share: a learnt placement uses at most this many runners, "
+                 "and over one a ws run is on runner 0 alone (cfg.cpus; 0: those this program "
+                 "may run on)", 0, NULL, 0, 1 << 20},
         {"runs", "timed runs of each runner count; medians are reported", 3, NULL, 1, 100},
     };
     enum { STAGES, COPIES, D, T_MS, CAPACITY, RUNNERS, POLICY, WAKE, LEARN, CPUS, RUNS };
