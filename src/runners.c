@@ -737,8 +737,8 @@ static void runner_thread(void *arg)
  * parks by the one-runner path, whose switch is a tail call with nothing
  * after it, so it would not let go of the lock a runner of a shared run
  * hands it as it resumes (sched.c, park).  Afterwards runner 0 keeps its
- * queue with the links several runners keep, for kpn_stats and the
- * checks that walk it. */
+ * queue with the back links several runners keep, which what moves a
+ * queued process between runs (kpn_proc_pin) unlinks it by. */
 #define KPNI_SHARED 1
 #define KPNI_ALONE 2
 
