@@ -66,8 +66,10 @@ int main(int argc, char **argv)
         {"policy", "ws (work stealing) or static (worker i on runner i mod R)", 0, "ws", 0, 0},
         {"runs", "timed runs of each; medians are reported", 3, NULL, 1, 100},
         {"stack", "stack bytes per process", AES_NET_STACK, NULL, KPN_STACK_MIN, 1 << 20},
+        {"cpus", "CPUs the runners share: over one a ws run is on runner 0 alone "
+                 "(cfg.cpus; 0: those this program may run on)", 0, NULL, 0, 1 << 20},
     };
-    enum { B, K, PASSES, RUNNERS, POLICY, RUNS, STACK };
+    enum { B, K, PASSES, RUNNERS, POLICY, RUNS, STACK, CPUS };
     static double wall[100], build[100], seq[100];
     mbedtls_aes_context aes;
     aes_params p;
@@ -90,6 +92,7 @@ int main(int argc, char **argv)
     p.passes = (unsigned)opt[PASSES].value;
     p.runners = (unsigned)opt[RUNNERS].value;
     p.stack = (size_t)opt[STACK].value;
+    p.cpus = (unsigned)opt[CPUS].value;
     runs = (int)opt[RUNS].value;
     p.policy = bench_policy(opt[POLICY].text);
     if (p.k > p.b || p.b - p.k > MAX_SPLIT) {
@@ -157,11 +160,11 @@ int main(int argc, char **argv)
     }
     mbps = bytes / bench_median(wall, runs) / 1e6;
     seq_mbps = bytes / bench_median(seq, runs) / 1e6;
-    bench_result("b=%u k=%u passes=%u n=%zu runners=%u policy=%s port=%s runs=%d stack=%zu "
+    bench_result("b=%u k=%u passes=%u n=%zu runners=%u cpus=%u policy=%s port=%s runs=%d stack=%zu "
                  "worker_stack_peak=%zu source_stack_peak=%zu build_ms=%.3f wall=%.4f "
                  "seq_wall=%.4f switches=%llu steals=%llu detections=%llu mbps=%.1f "
                  "seq_mbps=%.1f ratio=%.3f verified=%d",
-                 p.b, p.k, p.passes, aes_net_workers(&p), p.runners, opt[POLICY].text,
+                 p.b, p.k, p.passes, aes_net_workers(&p), p.runners, p.cpus, opt[POLICY].text,
                  KPN_BENCH_PORT, runs, p.stack, worker_peak, source_peak,
                  bench_median(build, runs) * 1e3, bench_median(wall, runs),
                  bench_median(seq, runs), (unsigned long long)st.switches,

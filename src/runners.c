@@ -727,8 +727,9 @@ static void runner_thread(void *arg)
  * net of one runner runs.  Runners that can only take turns on one CPU
  * add nothing but what a runner pays to share its processes (the locks
  * at every block and wake, a hand-off that waits whenever a woken
- * process's runner is not the one on the CPU): about a tenth of a
- * fine-grained net's time (docs/runners.md).  So no thread is started;
+ * process's runner is not the one on the CPU): up to a seventh of a
+ * fine-grained net's speed on two runners, three quarters on eight
+ * (docs/runners.md, "One CPU").  So no thread is started;
  * every process joins runner 0, queued ones in their order, and no
  * channel is marked crossing, so that each keeps its reader's words on
  * the writer's line.

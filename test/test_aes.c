@@ -96,6 +96,7 @@ static aes_params params(unsigned k, unsigned passes, unsigned runners, kpn_poli
     p.runners = runners;
     p.policy = policy;
     p.stack = STACK;
+    p.cpus = 0;
     return p;
 }
 

@@ -185,6 +185,7 @@ static void config_of(const aes_params *p, kpn_config *cfg)
     kpn_config_default(cfg);
     cfg->runners = p->runners;
     cfg->policy = p->policy;
+    cfg->cpus = p->cpus;
 }
 
 /* "worker<i>": its length, for sizing, and the name itself. */

@@ -86,6 +86,7 @@ typedef struct aes_params {
     unsigned runners;  /* kpn_config.runners */
     kpn_policy policy; /* kpn_config.policy; static pins worker i on runner i mod runners */
     size_t stack;      /* stack bytes of every process; 0: AES_NET_STACK */
+    unsigned cpus;     /* kpn_config.cpus; 0: the port's count */
 } aes_params;
 
 struct aes_net;

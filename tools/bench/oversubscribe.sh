@@ -6,14 +6,27 @@
 # (one on every runner), alternating the two; and for the coarse nets,
 # which learn no placement, with the default alone.
 #
+# With CPU given, the table of "One CPU" instead: every benchmark bound
+# to that CPU (taskset), on 2 and 8 runners, the default (on runner 0
+# alone) against --cpus set to the runner count (the processes shared
+# among every runner), fine-grained and coarse nets alike.
+#
 # Prints a Markdown table of medians (with the range) on stdout, with
 # the placements learnt in each invocation in brackets; progress on
 # stderr.  On a machine with at least 8 CPUs both settings are the same.
 #
-# Usage: tools/bench/oversubscribe.sh [ROUNDS]     (ROUNDS default 3)
+# Usage: tools/bench/oversubscribe.sh [ROUNDS [CPU]]     (ROUNDS default 3)
 set -eu
 rounds=${1:-3}
+cpu=${2:-}
 bench=build/amd64/bench
+if [ -n "$cpu" ]; then
+    counts="2 8"
+    bind="taskset -c $cpu"
+else
+    counts="2 4 8"
+    bind=
+fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 make -j2 bench-bins >/dev/null
@@ -22,7 +35,7 @@ field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
 
 round=1
 while [ "$round" -le "$rounds" ]; do
-    for r in 2 4 8; do
+    for r in $counts; do
         echo "oversubscribe: round $round of $rounds, $r runners" >&2
         for net in pipe rnda rndb; do
             case $net in
@@ -31,21 +44,29 @@ while [ "$round" -le "$rounds" ]; do
                 rndb) cmd="$bench/random --preset=RND-B --d=50000" ;;
             esac
             for cpus in 0 "$r"; do
-                [ "$r" = 2 ] && [ "$cpus" != 0 ] && continue # the same run on two CPUs
-                line=$($cmd --runners="$r" --cpus="$cpus" --runs=3 2>/dev/null | tail -n 1)
+                # the same run on two CPUs
+                [ -z "$cpu" ] && [ "$r" = 2 ] && [ "$cpus" != 0 ] && continue
+                line=$($bind $cmd --runners="$r" --cpus="$cpus" --runs=3 2>/dev/null | tail -n 1)
                 v=$([ "$cpus" = 0 ] && echo default || echo every)
                 echo "$net $r $v $(echo "$line" | field speedup) $(echo "$line" | field placements)" >>"$out"
             done
         done
-        line=$($bench/pipeline --stages=50 --d=1000 --runners="$r" --runs=3 2>/dev/null | tail -n 1)
-        echo "pipe1000 $r default $(echo "$line" | field speedup) -" >>"$out"
-        line=$($bench/aes --b=26 --k=16 --passes=4 --runners="$r" --runs=3 2>/dev/null | tail -n 1)
-        echo "aes $r default $(echo "$line" | field ratio) -" >>"$out"
+        for cpus in 0 "$r"; do
+            # with every CPU, the coarse nets learn nothing: --cpus changes nothing
+            [ -z "$cpu" ] && [ "$cpus" != 0 ] && continue
+            v=$([ "$cpus" = 0 ] && echo default || echo every)
+            line=$($bind $bench/pipeline --stages=50 --d=1000 --runners="$r" --cpus="$cpus" --runs=3 2>/dev/null |
+                tail -n 1)
+            echo "pipe1000 $r $v $(echo "$line" | field speedup) -" >>"$out"
+            line=$($bind $bench/aes --b=26 --k=16 --passes=4 --runners="$r" --cpus="$cpus" --runs=3 2>/dev/null |
+                tail -n 1)
+            echo "aes $r $v $(echo "$line" | field ratio) -" >>"$out"
+        done
     done
     round=$((round + 1))
 done
 
-awk '
+awk -v one="$cpu" '
 { key = $1 " " $2 " " $3; n[key]++; v[key, n[key]] = $4; p[key] = p[key] (p[key] == "" ? "" : ",") $5 }
 function cell(key,    i, j, t, m, k) {
     k = n[key]
@@ -61,12 +82,21 @@ END {
     name["rndb"] = "RND-B, d = 50 000"
     name["pipe1000"] = "50-stage pipeline, d = 1 000"
     name["aes"] = "AES, 1 024 workers (against the sequential loop)"
-    print "| net | 2 runners | 4 runners | 4, every runner | 8 runners | 8, every runner |"
-    print "| --- | --- | --- | --- | --- | --- |"
+    if (one != "") {
+        print "| net, one CPU | 2 runners | 2, every runner | 8 runners | 8, every runner |"
+        print "| --- | --- | --- | --- | --- |"
+    } else {
+        print "| net | 2 runners | 4 runners | 4, every runner | 8 runners | 8, every runner |"
+        print "| --- | --- | --- | --- | --- | --- |"
+    }
     split("pipe rnda rndb pipe1000 aes", order, " ")
     for (i = 1; i <= 5; i++) {
         k = order[i]
-        printf "| %s | %s | %s | %s | %s | %s |\n", name[k], cell(k " 2 default"),
-               cell(k " 4 default"), cell(k " 4 every"), cell(k " 8 default"), cell(k " 8 every")
+        if (one != "")
+            printf "| %s | %s | %s | %s | %s |\n", name[k], cell(k " 2 default"),
+                   cell(k " 2 every"), cell(k " 8 default"), cell(k " 8 every")
+        else
+            printf "| %s | %s | %s | %s | %s | %s |\n", name[k], cell(k " 2 default"),
+                   cell(k " 4 default"), cell(k " 4 every"), cell(k " 8 default"), cell(k " 8 every")
     }
 }' "$out"
