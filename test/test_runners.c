@@ -343,6 +343,17 @@ static void mv_reader(void *arg)
             mv_n++;
 }
 
+/* The writer and the reader into 'net', nothing received yet. */
+static void mv_build(kpn_proc **w, kpn_proc **r)
+{
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, w, "w", mv_writer, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, r, "r", mv_reader, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &mv_a, *w, *r, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &mv_b, *w, *r, sizeof(int), 1));
+    mv_n = 0;
+    memset(mv_got, 0, sizeof mv_got);
+}
+
 void test_a_channel_that_starts_or_stops_crossing_between_runs_loses_nothing(void)
 {
     static unsigned char more[1024];
@@ -355,14 +366,9 @@ void test_a_channel_that_starts_or_stops_crossing_between_runs_loses_nothing(voi
 
         cfg.reserve_size = 0;
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "w", mv_writer, NULL, STACK));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "r", mv_reader, NULL, STACK));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &mv_a, w, r, sizeof(int), 1));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &mv_b, w, r, sizeof(int), 1));
+        mv_build(&w, &r);
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(w, 0));
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(r, (unsigned)first));
-        mv_n = 0;
-        memset(mv_got, 0, sizeof mv_got);
 
         TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
         TEST_ASSERT_EQUAL_INT(2, mv_n);
@@ -986,13 +992,9 @@ void test_one_cpu_runs_a_work_stealing_net_on_runner_0_alone(void)
 
     cfg.cpus = 1;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "w", mv_writer, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "r", mv_reader, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &mv_a, w, r, sizeof(int), 1));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &mv_b, w, r, sizeof(int), 1));
+    mv_build(&w, &r);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(w, 0));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(r, 1));
-    mv_n = 0;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(5, mv_n);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
@@ -1042,12 +1044,7 @@ void test_the_first_run_settles_whether_a_net_runs_on_runner_0_alone(void)
 
         cfg.reserve_size = 0;
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "w", mv_writer, NULL, STACK));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "r", mv_reader, NULL, STACK));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &mv_a, w, r, sizeof(int), 1));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &mv_b, w, r, sizeof(int), 1));
-        mv_n = 0;
-        memset(mv_got, 0, sizeof mv_got);
+        mv_build(&w, &r);
 
 #if defined(__linux__)
         if (alone_first)
