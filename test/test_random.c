@@ -67,6 +67,9 @@ static kpn_stats run_net(const rnet_graph *g, unsigned runners, kpn_policy polic
     cfg.wake = wake_rule;
     cfg.learn = learn_rule;
     cfg.learn_grain_ns = learn_grain;
+    /* every runner, on a machine of one CPU too: these runs are about
+     * what several runners do (one CPU would run them on runner 0 alone) */
+    cfg.cpus = runners;
     cfg.reserve_size = 1 << 20;
     TEST_ASSERT_LESS_OR_EQUAL(sizeof arena, rnet_arena_size(g, &cfg, capacity, STACK));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));

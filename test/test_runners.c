@@ -269,8 +269,13 @@ void test_random_networks_are_deterministic_across_runners(void)
             for (policy = 0; policy < 2; ++policy)
                 for (wake = 0; wake < 2; ++wake)
                     for (cap = 1; cap <= 4; cap += 3) {
+                        kpn_config cfg = config(counts[k], (kpn_policy)policy, (kpn_wake)wake);
                         kpn_stats st;
-                        init(counts[k], (kpn_policy)policy, (kpn_wake)wake);
+
+                        /* every runner, on a machine of one CPU too (there
+                         * a work-stealing run would be on runner 0 alone) */
+                        cfg.cpus = counts[k];
+                        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
                         TEST_ASSERT_EQUAL_INT(KPN_OK, rn_build(net, &n, &run, cap, 8192));
                         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
                         for (i = 0; i < n.nprocs; ++i)
