@@ -135,6 +135,33 @@ void test_offer_from_another_thread_with_several_runners(void)
     check_output(&f, 5, 2000);
 }
 
+/* Runners over one CPU: the net runs on runner 0 alone (runners.c), with
+ * no runner thread to hear of input, and must still take every offer. */
+void test_offer_from_another_thread_with_several_runners_over_one_cpu(void)
+{
+    struct kt_offerer o = {0};
+    kpn_config cfg;
+    kpn_stats st;
+
+    kpn_config_default(&cfg);
+    cfg.runners = 2;
+    cfg.cpus = 1;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    build(&f, 2, 1);
+    o.in = f.in;
+    o.first = 7;
+    o.count = 2000;
+    o.pause = 1;
+    TEST_ASSERT_EQUAL_INT(0, kt_offerer_start(&o));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    kt_offerer_join(&o);
+    TEST_ASSERT_FALSE(o.bad);
+    check_output(&f, 7, 2000);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64(0, st.runner_switches[1]);
+    TEST_ASSERT_TRUE(st.runner_switches[0] > 0);
+}
+
 void test_a_net_waiting_for_input_returns_only_after_the_close(void)
 {
     struct kt_offerer o = {0};
