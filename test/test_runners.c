@@ -1093,3 +1093,80 @@ void test_the_first_run_settles_whether_a_net_runs_on_runner_0_alone(void)
 #endif
     }
 }
+
+/* A net stopped on runner 0 alone may leave processes queued there, and
+ * kpn_proc_pin between runs takes one out of the middle of that queue:
+ * the queue must come back from the run as several runners keep it,
+ * linked both ways, or the unlink loses the processes around it.  The
+ * writer wakes three readers just before it blocks into the deadlock
+ * that stops the run (the writer and reader of mv_build, with no
+ * reserve), so they are still queued when it stops. */
+static kpn_chan *qz[3];
+static int qz_got[3];
+
+static void qz_writer(void *arg)
+{
+    static const int a[] = {10, 11, 1, 2};
+    int i, three = 3, z;
+    (void)arg;
+    for (i = 0; i < 3; ++i)
+        kpn_send(mv_a, &a[i]);
+    for (z = 0; z < 3; ++z) {
+        int v = 20 + z;
+        kpn_send(qz[z], &v);
+    }
+    kpn_send(mv_a, &a[3]);
+    kpn_send(mv_b, &three);
+}
+
+static void qz_reader(void *arg)
+{
+    int z = (int)(intptr_t)arg;
+    (void)kpn_recv(qz[z], &qz_got[z]);
+}
+
+void test_a_net_stopped_alone_leaves_its_queue_for_kpn_proc_pin(void)
+{
+    static unsigned char more[1024];
+    static const int want[] = {10, 11, 3, 1, 2};
+    kpn_config cfg = config(3, KPN_POLICY_WS, KPN_WAKE_WAKER);
+    kpn_proc *w, *r, *zp[3];
+    kpn_proc_stats ps;
+    kpn_stats st;
+    int z;
+
+    cfg.cpus = 1;
+    cfg.reserve_size = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "w", qz_writer, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "r", mv_reader, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &mv_a, w, r, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &mv_b, w, r, sizeof(int), 1));
+    for (z = 0; z < 3; ++z) {
+        TEST_ASSERT_EQUAL_INT(KPN_OK,
+                              kpn_spawn(net, &zp[z], "z", qz_reader, (void *)(intptr_t)z, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &qz[z], w, zp[z], sizeof(int), 1));
+        qz_got[z] = 0;
+    }
+    mv_n = 0;
+    memset(mv_got, 0, sizeof mv_got);
+
+    TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
+    for (z = 0; z < 3; ++z) { /* woken, not yet run */
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(zp[z], &ps));
+        TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, ps.state);
+        TEST_ASSERT_EQUAL_size_t(1, kpn_chan_fill(qz[z]));
+        TEST_ASSERT_EQUAL_INT(0, qz_got[z]);
+    }
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(zp[1], 2));
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(net, more, sizeof more));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    for (z = 0; z < 3; ++z)
+        TEST_ASSERT_EQUAL_INT(20 + z, qz_got[z]);
+    TEST_ASSERT_EQUAL_INT(5, mv_n);
+    TEST_ASSERT_EQUAL_INT_ARRAY(want, mv_got, 5);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT(5, st.procs_exited);
+    TEST_ASSERT_EQUAL_UINT64(st.switches, st.runner_switches[0]); /* alone throughout */
+}
