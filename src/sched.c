@@ -477,6 +477,61 @@ static void ahead_chan(const kpn_net *net, const kpn_chan *c)
     KPNI_PREFETCH((uintptr_t)next->next + offsetof(kpn_chan, next));
 }
 
+/* Further ahead than the lists let the scan look.  A net built in a loop
+ * (a worker's stack and record, its channels, the next worker's) lays
+ * its records out in a pattern that repeats, so the record SCAN_AHEAD
+ * steps on most likely lies as far past this one as this one lies past
+ * the record SCAN_AHEAD steps back: exactly, where the pattern's period
+ * divides SCAN_AHEAD (bench/aes's channel list alternates two strides).
+ * The scan asks for its lines on that guess.  A prefetch never faults,
+ * so a wrong guess costs only the request, and a right one overlaps the
+ * misses of that many steps.  The guesses are integers: one may fall
+ * outside any object.  The scan of 16 384 workers of bench/aes and their
+ * channels took 3.5 to 5.8 ms with it, 6.5 to 7.3 without (a build made
+ * for the measurement, six alternating pairs).  The compact build, for
+ * small memories with no caches to fill, leaves it out. */
+#if KPN_COMPACT
+typedef struct scan_back {
+    unsigned n;
+} scan_back;
+
+static uintptr_t scan_step(scan_back *b, const void *x)
+{
+    (void)b;
+    (void)x;
+    return 0;
+}
+#else
+#define SCAN_AHEAD 8
+
+typedef struct scan_back {
+    uintptr_t at[SCAN_AHEAD]; /* the last SCAN_AHEAD records, a ring */
+    unsigned n;               /* records seen */
+} scan_back;
+
+/* How far past 'x' the record SCAN_AHEAD steps on is guessed to lie, or
+ * 0 until the scan has gone that far; notes 'x' as seen. */
+static uintptr_t scan_step(scan_back *b, const void *x)
+{
+    uintptr_t *back = &b->at[b->n % SCAN_AHEAD];
+    uintptr_t step = b->n >= SCAN_AHEAD ? (uintptr_t)x - *back : 0;
+
+    *back = (uintptr_t)x;
+    b->n++;
+    return step;
+}
+#endif
+
+/* Ask for the lines of the 'bytes' at 'x' + 'step'. */
+static void scan_ahead(const void *x, uintptr_t step, size_t bytes)
+{
+    uintptr_t from = ((uintptr_t)x + step) & ~(uintptr_t)63;
+    size_t i;
+
+    for (i = 0; i < bytes + 63; i += 64)
+        KPNI_PREFETCH(from + i);
+}
+
 /*
  * The switch checks only the guard words nearest each stack; a frame
  * with a gap can step over them, and over the whole band.  Before
@@ -489,13 +544,20 @@ static kpn_proc *find_fault(kpn_net *net)
     kpn_proc *p, *last = NULL;
     kpn_chan *c;
     size_t n = 0;
+    scan_back back;
+    uintptr_t step;
 
+    back.n = 0;
     if (!kpni_net_sane(net))
         kpni_fail_stop(); /* see park */
     if (kpni_proc_sane(net, net->procs))
         band_ahead(net->procs);
     for (p = net->procs; kpni_proc_sane(net, p); p = p->next) {
         ahead_proc(net, p);
+        if ((step = scan_step(&back, p)) != 0) {
+            scan_ahead(p, step, sizeof *p);
+            scan_ahead(p->stack_lo - KPN_STACK_GUARD, step, KPN_STACK_GUARD);
+        }
         if (!kpni_proc_guard_intact(p))
             return p;
         last = p;
@@ -504,8 +566,11 @@ static kpn_proc *find_fault(kpn_net *net)
     if (n != net->nprocs || last != net->procs_tail)
         return blame(net, p != NULL ? (const void *)p : (const void *)last);
     n = 0;
+    back.n = 0;
     for (c = net->chans; kpni_chan_sane(net, c); c = c->next) {
         ahead_chan(net, c);
+        if ((step = scan_step(&back, c)) != 0)
+            scan_ahead(c, step, offsetof(kpn_chan, next) + sizeof c->next);
         ++n;
     }
     if (n != net->nchans)
