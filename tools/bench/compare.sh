@@ -15,7 +15,11 @@
 # CPUs of a virtual machine need not be equally fast, and a 2-runner
 # speedup is bounded by what an even split over them can give
 # (tools/bench/ceiling.sh), or for AES, whose runners share the work
-# out by speed, a split matched to the two speeds.
+# out by speed, a split matched to the two speeds.  Each round also
+# times a hand-off between two runners (a ring of two processes, one on
+# each) and what the machine takes to pass one cache line between the
+# two CPUs and back (bench/pingpong), which the two-runner rows depend
+# on and which a virtual machine's host may change from minute to minute.
 #
 # Usage: tools/bench/compare.sh BASE [ROUNDS]     (ROUNDS default 5)
 set -eu
@@ -46,6 +50,8 @@ round() {
     "$d/ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/ring1k.$v"
     "$d/ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/ring10k.$v"
     "$d/ring" --procs=1000 --trips=2000 --runs=5 --runners=2 2>/dev/null | tail -1 >>"$out/ring2r.$v"
+    "$d/ring" --procs=2 --trips=100000 --runs=3 --runners=2 --policy=static 2>/dev/null |
+        tail -1 >>"$out/handoff.$v"
     "$d/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
         tail -1 >>"$out/pipe.$v"
     "$d/random" --preset=RND-A --d=50000 --runs=1 2>/dev/null | tail -1 >>"$out/rnda.$v"
@@ -100,6 +106,7 @@ while [ "$i" -lt "$rounds" ]; do
         pinned "$new" pin.rndb random --preset=RND-B --d=50000
         pinned_aes "$new"
     fi
+    "$new/pingpong" --runs=3 2>/dev/null | tail -1 >>"$out/pingpong"
     echo "compare: round $i/$rounds" >&2
 done
 
@@ -143,6 +150,8 @@ row "ring: instructions per hop (callgrind)" "<= 160" "$(hop "$hop_old" instr_pe
 row "ring: D1 lines per hop (cachegrind)" "<= 7" "$(hop "$hop_old" d1_lines_per_hop)" "$(hop "$hop_new" d1_lines_per_hop)"
 row "ring, 10 000 processes / 1 000" "<= 1.3" "$(ring_ratio before | stats 1 2)" "$(ring_ratio after | stats 1 2)"
 row "ring, 1 000 processes: 2 runners (work stealing) / 1, time per hop" "-" "$(ring_ratio before ring2r | stats 1 2)" "$(ring_ratio after ring2r | stats 1 2)"
+row "ring of 2 processes, one on each runner (--policy=static): ns per hop" "-" "$(field "$out/handoff.before" ns_per_hop | stats 1 0)" "$(field "$out/handoff.after" ns_per_hop | stats 1 0)"
+row "two threads passing one cache line between CPU 0 and CPU 1 (bench/pingpong): ns a round trip" "-" "-" "$(field "$out/pingpong" ns_per_round_trip | stats 1 0)"
 row "pipeline, 50 stages, no work, 1 runner: ns per message-stage" "<= 5" "$(field "$out/pipe.before" wall_1 | stats 20 2)" "$(field "$out/pipe.after" wall_1 | stats 20 2)"
 row "pipeline, no work: 2 runners / 1 (work stealing)" ">= 1.5" "$(field "$out/pipe.before" speedup | stats 1 2)" "$(field "$out/pipe.after" speedup | stats 1 2)"
 row "pipeline, no work: 2 runners / 1 (work stealing, never learning: --learn=0)" "-" "-" "$(field "$out/pipe.nolearn" speedup | stats 1 2)"
