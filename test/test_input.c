@@ -115,48 +115,42 @@ void test_offer_from_another_thread_reaches_the_reader_in_order(void)
     check_output(&f, 1, 3000);
 }
 
-void test_offer_from_another_thread_with_several_runners(void)
+/* 2 000 offers from another thread, pausing before each so that the net
+ * runs dry and waits, into a net of 2 runners over 'cpus' CPUs (0: the
+ * port's count), from 'first' on: every value through, in order. */
+static void offers_to_two_runners(unsigned cpus, uint32_t first)
 {
     struct kt_offerer o = {0};
     kpn_config cfg;
 
     kpn_config_default(&cfg);
     cfg.runners = 2;
+    cfg.cpus = cpus;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
     build(&f, 2, 1);
     o.in = f.in;
-    o.first = 5;
+    o.first = first;
     o.count = 2000;
     o.pause = 1;
     TEST_ASSERT_EQUAL_INT(0, kt_offerer_start(&o));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     kt_offerer_join(&o);
     TEST_ASSERT_FALSE(o.bad);
-    check_output(&f, 5, 2000);
+    check_output(&f, first, 2000);
+}
+
+void test_offer_from_another_thread_with_several_runners(void)
+{
+    offers_to_two_runners(0, 5);
 }
 
 /* Runners over one CPU: the net runs on runner 0 alone (runners.c), with
  * no runner thread to hear of input, and must still take every offer. */
 void test_offer_from_another_thread_with_several_runners_over_one_cpu(void)
 {
-    struct kt_offerer o = {0};
-    kpn_config cfg;
     kpn_stats st;
 
-    kpn_config_default(&cfg);
-    cfg.runners = 2;
-    cfg.cpus = 1;
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
-    build(&f, 2, 1);
-    o.in = f.in;
-    o.first = 7;
-    o.count = 2000;
-    o.pause = 1;
-    TEST_ASSERT_EQUAL_INT(0, kt_offerer_start(&o));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
-    kt_offerer_join(&o);
-    TEST_ASSERT_FALSE(o.bad);
-    check_output(&f, 7, 2000);
+    offers_to_two_runners(1, 7);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
     TEST_ASSERT_EQUAL_UINT64(0, st.runner_switches[1]);
     TEST_ASSERT_TRUE(st.runner_switches[0] > 0);
