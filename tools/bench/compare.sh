@@ -60,21 +60,15 @@ round() {
     "$d/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 2>/dev/null | tail -1 >>"$out/aes16k.$v"
 }
 
-# pinned D OUT ARGS...: the 1-runner wall time of one run bound to CPU 0
-# and of one bound to CPU 1, as "t0 t1" on a line of OUT
+# pinned D OUT KEY ARGS...: the 1-runner wall time (the result line's KEY:
+# wall_1, or wall for AES) of one run bound to CPU 0 and of one bound to
+# CPU 1, as "t0 t1" on a line of OUT
 pinned() {
-    d=$1 f=$2
-    shift 2
-    t0=$(taskset -c 0 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n 's/.* wall_1=\([0-9.]*\).*/\1/p')
-    t1=$(taskset -c 1 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n 's/.* wall_1=\([0-9.]*\).*/\1/p')
+    d=$1 f=$2 k=$3
+    shift 3
+    t0=$(taskset -c 0 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n "s/.* $k=\([0-9.]*\).*/\1/p")
+    t1=$(taskset -c 1 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n "s/.* $k=\([0-9.]*\).*/\1/p")
     echo "$t0 $t1" >>"$out/$f"
-}
-# pinned_aes D: the same for AES with 1 024 workers (its kpn time is wall=)
-pinned_aes() {
-    d=$1
-    t0=$(taskset -c 0 "$d/aes" --b=26 --k=16 --passes=4 --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n 's/.* wall=\([0-9.]*\).*/\1/p')
-    t1=$(taskset -c 1 "$d/aes" --b=26 --k=16 --passes=4 --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n 's/.* wall=\([0-9.]*\).*/\1/p')
-    echo "$t0 $t1" >>"$out/pin.aes"
 }
 pin=
 if command -v taskset >/dev/null 2>&1 && taskset -c 1 true 2>/dev/null; then
@@ -101,10 +95,10 @@ while [ "$i" -lt "$rounds" ]; do
     "$new/random" --preset=RND-A --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rnda.last"
     "$new/random" --preset=RND-B --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rndb.last"
     if [ -n "$pin" ]; then
-        pinned "$new" pin.pipe pipeline --stages=50 --d=1000000 --t_ms=1 --capacity=64
-        pinned "$new" pin.rnda random --preset=RND-A --d=50000
-        pinned "$new" pin.rndb random --preset=RND-B --d=50000
-        pinned_aes "$new"
+        pinned "$new" pin.pipe wall_1 pipeline --stages=50 --d=1000000 --t_ms=1 --capacity=64
+        pinned "$new" pin.rnda wall_1 random --preset=RND-A --d=50000
+        pinned "$new" pin.rndb wall_1 random --preset=RND-B --d=50000
+        pinned "$new" pin.aes wall aes --b=26 --k=16 --passes=4
     fi
     "$new/pingpong" --runs=3 2>/dev/null | tail -1 >>"$out/pingpong"
     echo "compare: round $i/$rounds" >&2
