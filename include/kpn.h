@@ -261,7 +261,8 @@ size_t kpn_size_net(const kpn_config *cfg);
  * stack and a name of 'name_len' characters, alignment included; 0 if
  * that does not fit in a size_t.  With cfg.guard_pages add two pages. */
 size_t kpn_size_proc(size_t stack_size, size_t name_len);
-/* Upper bound on the bytes kpn_connect carves for one channel. */
+/* Upper bound on the bytes kpn_connect carves for one channel; 0 for a
+ * 'msg_size' of 0, or if that does not fit in a size_t. */
 size_t kpn_size_chan(size_t msg_size, size_t capacity);
 
 /* ------------------------------------------------------------------ */
@@ -275,11 +276,13 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity);
  *             of the address space, or a config value out of range
  *             (default_capacity 0, resolve, strict or guard_pages not 0
  *             or 1, guard_pages in a build without them or with an arena
- *             not aligned to the page size, a
- *             reserve_size from 1 to 63, runners 0 or above
- *             KPN_MAX_RUNNERS or above 1 in a build without KPN_THREADS,
- *             runner_stack below the port's minimum, an unknown policy
- *             or wake rule).
+ *             not aligned to the page size, a reserve_size from 1 to
+ *             63 or, but for KPN_RESERVE_ARENA, above SIZE_MAX - 16,
+ *             runners 0 or above KPN_MAX_RUNNERS or above 1 in a build
+ *             without KPN_THREADS, with several runners a runner_stack
+ *             below the port's minimum or above
+ *             SIZE_MAX / KPN_MAX_RUNNERS / 2, an unknown policy or wake
+ *             rule).
  * KPN_ETHREAD: the system refused a runner's semaphore.
  * KPN_ENOMEM: the arena cannot hold the net and its reserve pool (also
  *             when their size overflows a size_t).

@@ -335,6 +335,56 @@ void test_input_errors(void)
 
 static void returns_at_once(void *arg) { (void)arg; }
 
+/* What is not a live channel is refused before anything is read through
+ * it: a block of zeros, and an input of a net the arena no longer holds. */
+void test_offer_and_close_refuse_what_is_not_a_channel(void)
+{
+    static unsigned char junk[512];
+    kpn_chan *fake = (kpn_chan *)(void *)junk, *old;
+    kpn_proc *q = spawn(returns_at_once, NULL);
+    uint32_t v = 3;
+
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_offer(fake, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_input_close(fake));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &old, q, sizeof v, 4));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_offer(old, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_offer(old, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_input_close(old));
+}
+
+/* The first input also carves a record for the world outside and the
+ * port's idle object, which kpn.h says kpn_size_proc(0, 0) covers: an
+ * arena sized by that rule takes it, and in arenas ever smaller the first
+ * that cannot is refused with nothing carved. */
+void test_the_first_input_fits_its_documented_size_and_enomem_carves_nothing(void)
+{
+    size_t bound = kpn_size_net(NULL) + kpn_size_proc(STACK, 1) + kpn_size_proc(0, 0) +
+                   kpn_size_chan(sizeof(uint32_t), 4);
+    size_t size;
+    kpn_proc *q;
+    kpn_chan *in = NULL;
+    kpn_stats before, after;
+    kpn_status s = KPN_OK;
+
+    TEST_ASSERT_TRUE(bound <= sizeof arena);
+    for (size = bound; s == KPN_OK; size -= 16) {
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, size, NULL));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &q, "q", returns_at_once, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
+        s = kpn_connect_input(net, &in, q, sizeof(uint32_t), 4);
+        TEST_ASSERT_TRUE(s == KPN_OK || size < bound);
+    }
+    TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, s);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
+    TEST_ASSERT_EQUAL_size_t(before.arena_used, after.arena_used);
+    TEST_ASSERT_EQUAL_size_t(before.chans, after.chans);
+    /* the net is whole: its process runs */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
+    TEST_ASSERT_EQUAL_size_t(1, after.procs_exited);
+}
+
 static kpn_status running_connect_input;
 static void connects_an_input(void *arg)
 {

@@ -107,7 +107,68 @@ void test_a_handle_that_is_not_a_net_is_refused(void)
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_stats(fake, &st));
     TEST_ASSERT_NULL(kpn_proc_next(fake, NULL));
     TEST_ASSERT_NULL(kpn_net_fault(fake));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_release(fake));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_release(NULL));
     TEST_ASSERT_NULL(p);
+}
+
+/* kpn_net_release: refused while the net runs, which goes on untouched;
+ * once released, the net is stale to every call, release included. */
+static kpn_net *releasing;
+static kpn_chan *release_chan;
+static kpn_status release_inside;
+static int release_total;
+
+static void tries_release(void *arg)
+{
+    int i;
+    (void)arg;
+    release_inside = kpn_net_release(releasing);
+    for (i = 1; i <= 5; ++i)
+        kpn_send(release_chan, &i);
+}
+
+static void sums(void *arg)
+{
+    int v;
+    (void)arg;
+    while (kpn_recv(release_chan, &v) == KPN_OK)
+        release_total += v;
+}
+
+void test_release_is_refused_while_running_and_once_released(void)
+{
+    static const unsigned counts[] = {1, 2};
+    static unsigned char space[1 << 20]; /* room for a runner's stack */
+    kpn_config cfg;
+    kpn_proc *a, *b;
+    kpn_stats st;
+    char text[64];
+    size_t i;
+
+    for (i = 0; i < sizeof counts / sizeof counts[0]; ++i) {
+        kpn_config_default(&cfg);
+        cfg.runners = counts[i];
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&releasing, space, sizeof space, &cfg));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(releasing, &a, "a", tries_release, NULL, 8192));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(releasing, &b, "b", sums, NULL, 8192));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(releasing, &release_chan, a, b, sizeof(int), 2));
+        release_inside = KPN_OK;
+        release_total = 0;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(releasing));
+        TEST_ASSERT_EQUAL_INT(KPN_ESTATE, release_inside);
+        TEST_ASSERT_EQUAL_INT(15, release_total); /* the run went on, nothing lost */
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(releasing, &st));
+        TEST_ASSERT_EQUAL_size_t(2, st.procs);
+
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_release(releasing));
+        TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_release(releasing));
+        TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_stats(releasing, &st));
+        TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_run(releasing));
+        text[0] = 'x';
+        TEST_ASSERT_EQUAL_size_t(0, kpn_report(releasing, text, sizeof text));
+        TEST_ASSERT_EQUAL_INT('\0', text[0]);
+    }
 }
 
 /* Two nets in two arenas share nothing. */

@@ -142,6 +142,10 @@ void test_reserve_add_checks_its_arguments(void)
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, extra + 1, 48));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, arena + 1024, 4096));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, arena + sizeof arena - 8, 4096));
+    /* a region past the end of the address space */
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, extra, (size_t)-1));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL,
+                          kpn_reserve_add(net, extra, (size_t)(UINTPTR_MAX - (uintptr_t)extra) + 2));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
     TEST_ASSERT_EQUAL_size_t(0, st.reserve_size);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(net, extra, sizeof extra));

@@ -286,8 +286,10 @@ static void bystander(void *arg)
 
 void test_a_stack_overflow_stops_the_run_and_names_the_process(void)
 {
+    static unsigned char more[4096];
     kpn_proc *other;
     kpn_proc_stats ps;
+    kpn_stats before, after;
 
     bystander_ran = 0;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &other, "bystander", bystander, NULL, STACK));
@@ -308,6 +310,11 @@ void test_a_stack_overflow_stops_the_run_and_names_the_process(void)
     /* a faulted net stays stopped */
     TEST_ASSERT_EQUAL_INT(KPN_ESTACK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_spawn(net, &other, "late", idle, NULL, STACK));
+    /* nor does its pool take memory: the net's own fields are suspect */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_reserve_add(net, more, sizeof more));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
+    TEST_ASSERT_EQUAL_size_t(before.reserve_size, after.reserve_size);
 }
 
 /* A frame with a gap can write the guard band without touching the words

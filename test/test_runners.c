@@ -96,6 +96,10 @@ void test_runner_configuration_is_checked(void)
     cfg.runners = 2;
     cfg.runner_stack = 16;
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    /* so large that the runners' stacks together would not fit a size_t */
+    cfg.runner_stack = (size_t)-1 / KPN_MAX_RUNNERS / 2 + 1;
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_size_net(&cfg));
     kpn_config_default(&cfg);
     cfg.policy = (kpn_policy)7;
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));

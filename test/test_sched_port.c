@@ -304,6 +304,73 @@ void test_a_net_waiting_for_input_sleeps_in_the_idle_hook_until_the_input_closes
     TEST_ASSERT_EQUAL_INT(1, kpn_port_idle_wait_CallCount());
 }
 
+/* ---- what the system refuses: an input's idle object, a guard page ---- */
+
+static int refuse_idle(kpn_port_idle *idle, int cmock_num_calls)
+{
+    (void)idle;
+    (void)cmock_num_calls;
+    return -1;
+}
+
+void test_an_idle_object_the_system_refuses_gives_ETHREAD_and_carves_nothing(void)
+{
+    kpn_proc *reader;
+    kpn_chan *in = NULL;
+    kpn_stats before, after;
+
+    init_net(1);
+    kpn_port_init_Ignore();
+    reader = spawn();
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
+    kpn_port_idle_init_StubWithCallback(refuse_idle);
+    TEST_ASSERT_EQUAL_INT(KPN_ETHREAD, kpn_connect_input(net, &in, reader, sizeof(int), 4));
+    TEST_ASSERT_NULL(in);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
+    TEST_ASSERT_EQUAL_size_t(before.arena_used, after.arena_used);
+    TEST_ASSERT_EQUAL_size_t(before.chans, after.chans);
+    /* the next try, which the system allows, gets the same memory */
+    kpn_port_idle_init_IgnoreAndReturn(0);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &in, reader, sizeof(int), 4));
+    TEST_ASSERT_NOT_NULL(in);
+}
+
+#define PAGE 4096
+static unsigned char paged[8 * PAGE + PAGE]; /* an arena of its own: see the release */
+
+static int refuse_guard(void *page, int protect, int cmock_num_calls)
+{
+    (void)cmock_num_calls;
+    TEST_ASSERT_EQUAL_INT(0, (int)((uintptr_t)page % PAGE));
+    TEST_ASSERT_EQUAL_INT(1, protect);
+    return -1;
+}
+
+void test_a_guard_page_the_system_refuses_gives_ENOMEM_and_carves_nothing(void)
+{
+    unsigned char *mem = paged + (PAGE - (uintptr_t)paged % PAGE) % PAGE;
+    kpn_config cfg;
+    kpn_proc *p = NULL;
+    kpn_stats before, after;
+
+    kpn_port_page_size_IgnoreAndReturn(PAGE);
+    kpn_config_default(&cfg);
+    cfg.guard_pages = 1;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, mem, 8 * PAGE, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
+    kpn_port_guard_StubWithCallback(refuse_guard);
+    TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_spawn(net, &p, "p", body, NULL, STACK));
+    TEST_ASSERT_NULL(p);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
+    TEST_ASSERT_EQUAL_size_t(before.arena_used, after.arena_used);
+    TEST_ASSERT_EQUAL_size_t(0, after.procs);
+    /* allowed, the same spawn succeeds; the release gives the page back */
+    kpn_port_guard_IgnoreAndReturn(0);
+    kpn_port_init_Ignore();
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", body, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_release(net));
+}
+
 /* ---- several runners: a block whose own wake stops its channel crossing ---- */
 
 /*

@@ -10,6 +10,7 @@ TEST_SOURCE_FILE("src/chan.c")
 TEST_SOURCE_FILE("src/env.c")
 TEST_SOURCE_FILE("src/input.c")
 TEST_SOURCE_FILE("src/net.c")
+TEST_SOURCE_FILE("src/place.c")
 TEST_SOURCE_FILE("src/pool.c")
 TEST_SOURCE_FILE("src/proc.c")
 TEST_SOURCE_FILE("src/report.c")
@@ -377,6 +378,40 @@ void test_host_calling_a_process_operation_gets_eperm(void)
     TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_close(c));
     TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_offer(c, &v));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+}
+
+/* A build without threads (the bare-metal default) has one runner and
+ * no guard pages: asking for more is a clear error, and the arena the
+ * refused net was offered is not written. */
+void test_a_build_without_threads_refuses_runners_and_guard_pages(void)
+{
+    static unsigned char other[2048];
+    kpn_config cfg;
+    kpn_net *refused = NULL;
+    unsigned home[2] = {7, 7};
+    size_t i;
+
+    spawn("a", nop, NULL, STACK);
+    spawn("b", nop, NULL, STACK);
+    for (i = 0; i < sizeof other; ++i)
+        other[i] = (unsigned char)(i * 7 + 1);
+    kpn_config_default(&cfg);
+    cfg.runners = 2;
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&refused, other, sizeof other, &cfg));
+    kpn_config_default(&cfg);
+    cfg.guard_pages = 1;
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&refused, other, sizeof other, &cfg));
+    TEST_ASSERT_NULL(refused);
+    for (i = 0; i < sizeof other; ++i)
+        TEST_ASSERT_EQUAL_UINT((unsigned char)(i * 7 + 1), other[i]);
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_place(net, 2, home, 2));
+    TEST_ASSERT_EQUAL_UINT(7, home[0]);
+    TEST_ASSERT_EQUAL_UINT(7, home[1]);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_place(net, 1, home, 2));
+    TEST_ASSERT_EQUAL_UINT(0, home[0]);
+    TEST_ASSERT_EQUAL_UINT(0, home[1]);
 }
 
 /* ------------------------------------------------------------------ */
