@@ -21,7 +21,10 @@ KPNI_TAG_READ int kpni_chan_valid(const kpn_chan *c)
 /* What a report may trust after a stack overflow (see kpni_proc_sane). */
 int kpni_chan_sane(const kpn_net *net, const kpn_chan *c)
 {
-    return kpni_in_arena(net, c, sizeof *c) && kpni_chan_valid(c) &&
+    if (!kpni_in_arena(net, c, sizeof *c))
+        return 0;
+    KPNI_VG_ADDRESSABLE(c, sizeof *c); /* as kpni_proc_sane says */
+    return kpni_chan_valid(c) &&
 #if !KPN_COMPACT
            c->net == net &&
 #endif

@@ -608,6 +608,10 @@ kpn_status kpn_run(kpn_net *net)
         net->fault = p;
     }
     if (net->fault != NULL) {
+        /* Handles of the processes below it may point into what its
+         * frames covered, dead stack to memcheck since they returned:
+         * inspection reads those records all the same. */
+        KPNI_VG_ADDRESSABLE(net->arena.base, (size_t)(net->fault->stack_lo - net->arena.base));
         net->state = KPNI_NET_FAULTED;
         net->halt = KPN_ESTACK;
         return KPN_ESTACK;
