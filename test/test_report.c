@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* kpn_report: snprintf's contract, and an account that names what matters. */
 #include "unity.h"
-#include "kpn.h"
+#include "kpn_int.h" /* the damaged-net test writes a field of the net */
 #include "support/helpers.h"
 
 TEST_SOURCE_FILE("src/arena.c")
@@ -92,6 +92,26 @@ void test_null_net_gives_an_empty_account(void)
     text[0] = 'x';
     TEST_ASSERT_EQUAL_size_t(0, kpn_report(NULL, text, sizeof text));
     TEST_ASSERT_EQUAL_INT(0, text[0]);
+}
+
+/* A net whose own fields are damaged (an overflow from the first stack,
+ * which lies just above them, can do it) is read no further than its
+ * tag: the report says so, and the stats refuse it. */
+void test_a_net_with_damaged_bookkeeping_is_named_not_read(void)
+{
+    kpn_stats st;
+    unsigned saved = net->nrunners;
+    size_t len;
+
+    net->nrunners = KPN_MAX_RUNNERS + 1;
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_stats(net, &st));
+    len = kpn_report(net, text, sizeof text);
+    TEST_ASSERT_EQUAL_size_t(strlen(text), len);
+    TEST_ASSERT_TRUE(kt_contains(text, "bookkeeping is damaged"));
+    net->nrunners = saved;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    kpn_report(net, text, sizeof text);
+    TEST_ASSERT_FALSE(kt_contains(text, "damaged"));
 }
 
 void test_blocked_processes_are_named_with_their_channel(void)
