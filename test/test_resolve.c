@@ -548,6 +548,45 @@ void test_a_writer_behind_a_true_deadlock_is_released(void)
     TEST_ASSERT_EQUAL_UINT64(1, st.true_deadlocks);
 }
 
+/* Two writers behind a true deadlock, found once nothing else can run:
+ * the smaller full channel grows first, as Parks grows the smallest at a
+ * global deadlock, though its writer was spawned second. */
+static kpn_chan *order_chan[2];
+static int order_done[2], order_n;
+
+static void fills(void *arg)
+{
+    int which = (int)(intptr_t)arg, i;
+
+    for (i = 0; i < (which == 0 ? 4 : 2); ++i) /* one more than its channel holds */
+        kpn_send(order_chan[which], &i);
+    order_done[order_n++] = which;
+}
+
+void test_behind_a_true_deadlock_the_smallest_full_channel_grows_first(void)
+{
+    static kpn_chan *xin, *yin;
+    kpn_proc *a = spawn("A", fills, (void *)(intptr_t)0);
+    kpn_proc *b = spawn("B", fills, (void *)(intptr_t)1);
+    kpn_proc *x = spawn("X", never_reads, &xin), *y = spawn("Y", never_reads, &yin);
+    kpn_stats st;
+
+    xin = connect(y, x, 1);
+    yin = connect(x, y, 1);
+    order_chan[0] = connect(a, x, 3);
+    order_chan[1] = connect(b, y, 1);
+    order_n = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(2, order_n);
+    TEST_ASSERT_EQUAL_INT(1, order_done[0]); /* B, whose channel held 1 */
+    TEST_ASSERT_EQUAL_INT(0, order_done[1]);
+    TEST_ASSERT_EQUAL_size_t(6, kpn_chan_capacity(order_chan[0]));
+    TEST_ASSERT_EQUAL_size_t(2, kpn_chan_capacity(order_chan[1]));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64(2, st.resolutions);
+    TEST_ASSERT_EQUAL_UINT64(1, st.true_deadlocks);
+}
+
 /* ------------------------------------------------------------ determinism */
 /* Random cyclic networks give, at every capacity from 1 to 64, the
  * histories of a sequential run with unbounded queues.  Each run starts
