@@ -191,3 +191,60 @@ void test_the_configured_reserve_is_the_pool(void)
     TEST_ASSERT_EQUAL_size_t(8192, st.reserve_size);
     TEST_ASSERT_EQUAL_size_t(0, st.reserve_peak);
 }
+
+/* A region may overlap no block the pool holds, free or lent: here one
+ * that covers only the block lent to a channel's ring, none of the free
+ * ones, after a run in which a deadlocked pair grew its channels. */
+struct big {
+    unsigned char bytes[32];
+};
+static kpn_chan *lent_ab, *lent_ba;
+
+static void sends_then_reads(void *arg)
+{
+    kpn_chan *out = *(kpn_chan **)arg, *in = out == lent_ab ? lent_ba : lent_ab;
+    struct big m;
+    int k;
+
+    kpni_memset(&m, 0, sizeof m);
+    for (k = 0; k < 3; ++k)
+        kpn_send(out, &m);
+    for (k = 0; k < 3; ++k)
+        kpn_recv(in, &m);
+}
+
+void test_a_region_over_a_ring_the_pool_lent_is_refused(void)
+{
+    kpn_net *net;
+    kpn_config cfg;
+    kpn_proc *a, *b;
+    const kpn_chan *c, *lent = NULL;
+    const kpni_free *f;
+    uintptr_t lo;
+    size_t size;
+    kpn_stats before, after;
+
+    kpn_config_default(&cfg);
+    cfg.reserve_size = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &a, "a", sends_then_reads, &lent_ab, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &b, "b", sends_then_reads, &lent_ba, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &lent_ab, a, b, sizeof(struct big), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &lent_ba, b, a, sizeof(struct big), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(net, extra, sizeof extra));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+
+    for (c = net->chans; c != NULL; c = c->next)
+        if (c->ring_pooled)
+            lent = c;
+    TEST_ASSERT_NOT_NULL(lent);
+    lo = (uintptr_t)(lent->ring - KPNI_POOL_HEADER);
+    size = ((const kpni_free *)(const void *)(lent->ring - KPNI_POOL_HEADER))->size;
+    TEST_ASSERT_GREATER_OR_EQUAL(KPNI_RESERVE_MIN, size);
+    for (f = net->pool.free; f != NULL; f = f->next) /* only the lent block is hit */
+        TEST_ASSERT_TRUE((uintptr_t)f + f->size <= lo || lo + size <= (uintptr_t)f);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, (void *)lo, size));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
+    TEST_ASSERT_EQUAL_size_t(before.reserve_size, after.reserve_size);
+}
