@@ -548,6 +548,42 @@ void test_a_writer_behind_a_true_deadlock_is_released(void)
     TEST_ASSERT_EQUAL_UINT64(1, st.true_deadlocks);
 }
 
+/* The same writer with no reserve: the run stops with KPN_ERESERVE,
+ * nothing lost, stops so again until memory is given, then goes on. */
+void test_a_writer_behind_a_true_deadlock_waits_for_reserve_then_goes_on(void)
+{
+    static unsigned char more[1024];
+    static kpn_chan *xin, *yin;
+    kpn_proc *w, *x, *y, *z;
+    char report[1024];
+
+    init(0, 0);
+    w = spawn("W", tail_writer, NULL);
+    x = spawn("X", never_reads, &xin);
+    y = spawn("Y", never_reads, &yin);
+    z = spawn("Z", witness, NULL);
+    xin = connect(y, x, 1);
+    yin = connect(x, y, 1);
+    tail_chan = connect(w, x, 1);
+    tail_done = connect(w, z, 1);
+    tail_sent = 0;
+    tail_witness = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(1, tail_sent); /* the second send waits */
+    TEST_ASSERT_EQUAL_size_t(1, kpn_chan_fill(tail_chan));
+    TEST_ASSERT_EQUAL_INT(0, tail_witness);
+    kpn_report(net, report, sizeof report);
+    TEST_ASSERT_TRUE(kt_contains(report, "reserve exhausted: \"W\" -> \"X\""));
+    TEST_ASSERT_TRUE(kt_contains(report, "needs a free block of"));
+    TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(1, tail_sent);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(net, more, sizeof more));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(5, tail_sent);
+    TEST_ASSERT_EQUAL_INT(5, tail_witness);
+    TEST_ASSERT_EQUAL_size_t(5, kpn_chan_fill(tail_chan));
+}
+
 /* Two writers behind a true deadlock, found once nothing else can run:
  * the smaller full channel grows first, as Parks grows the smallest at a
  * global deadlock, though its writer was spawned second. */
