@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* kpn_report: snprintf's contract, and an account that names what matters. */
 #include "unity.h"
-#include "kpn_int.h" /* the damaged-net test writes a field of the net */
+#include <string.h>
+#include "kpn_int.h" /* a field of the net, the record limit */
 #include "support/helpers.h"
 
 TEST_SOURCE_FILE("src/arena.c")
@@ -106,12 +107,41 @@ void test_a_net_with_damaged_bookkeeping_is_named_not_read(void)
     net->nrunners = KPN_MAX_RUNNERS + 1;
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_stats(net, &st));
     len = kpn_report(net, text, sizeof text);
-    TEST_ASSERT_EQUAL_size_t(strlen(text), len);
+    TEST_ASSERT_EQUAL_size_t(length(text), len);
     TEST_ASSERT_TRUE(kt_contains(text, "bookkeeping is damaged"));
     net->nrunners = saved;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
     kpn_report(net, text, sizeof text);
     TEST_ASSERT_FALSE(kt_contains(text, "damaged"));
+}
+
+/* More true deadlocks than the net keeps a record of: the report names
+ * those it recorded and counts the rest. */
+#define PAIRS (KPNI_DEADLOCK_RECORDS + 2)
+static kpn_chan *pair_in[2 * PAIRS];
+
+void test_true_deadlocks_beyond_those_recorded_are_counted(void)
+{
+    kpn_proc *x, *y;
+    kpn_stats st;
+    const char *at;
+    size_t i, named = 0;
+
+    for (i = 0; i < PAIRS; ++i) {
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", writes_nothing, &pair_in[2 * i], 8192));
+        TEST_ASSERT_EQUAL_INT(KPN_OK,
+                              kpn_spawn(net, &y, "y", writes_nothing, &pair_in[2 * i + 1], 8192));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &pair_in[2 * i], y, x, sizeof(int), 1));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &pair_in[2 * i + 1], x, y, sizeof(int), 1));
+    }
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64(PAIRS, st.true_deadlocks);
+    TEST_ASSERT_LESS_THAN(sizeof text, kpn_report(net, text, sizeof text));
+    for (at = text; (at = strstr(at, "true deadlock: ")) != NULL; ++at)
+        ++named;
+    TEST_ASSERT_EQUAL_size_t(KPNI_DEADLOCK_RECORDS, named);
+    TEST_ASSERT_TRUE(kt_contains(text, "... and 2 more true deadlocks\n"));
 }
 
 void test_blocked_processes_are_named_with_their_channel(void)
