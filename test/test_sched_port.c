@@ -353,9 +353,13 @@ void test_a_guard_page_the_system_refuses_gives_ENOMEM_and_carves_nothing(void)
     kpn_proc *p = NULL;
     kpn_stats before, after;
 
-    kpn_port_page_size_IgnoreAndReturn(PAGE);
+    /* a port whose page is smaller than a carve's alignment is refused */
+    kpn_port_page_size_IgnoreAndReturn(8);
     kpn_config_default(&cfg);
     cfg.guard_pages = 1;
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, mem, 8 * PAGE, &cfg));
+    TEST_ASSERT_NULL(net);
+    kpn_port_page_size_IgnoreAndReturn(PAGE);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, mem, 8 * PAGE, &cfg));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
     kpn_port_guard_StubWithCallback(refuse_guard);
