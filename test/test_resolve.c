@@ -526,13 +526,14 @@ static void witness(void *arg)
         tail_witness = v;
 }
 
-void test_a_writer_behind_a_true_deadlock_is_released(void)
+/* W writes 5 messages to X, which with Y waits in a true deadlock, then
+ * tells Z how many it sent. */
+static void build_tail_net(void)
 {
     static kpn_chan *xin, *yin;
     kpn_proc *w = spawn("W", tail_writer, NULL);
     kpn_proc *x = spawn("X", never_reads, &xin), *y = spawn("Y", never_reads, &yin);
     kpn_proc *z = spawn("Z", witness, NULL);
-    kpn_stats st;
 
     xin = connect(y, x, 1);
     yin = connect(x, y, 1);
@@ -540,6 +541,13 @@ void test_a_writer_behind_a_true_deadlock_is_released(void)
     tail_done = connect(w, z, 1);
     tail_sent = 0;
     tail_witness = 0;
+}
+
+void test_a_writer_behind_a_true_deadlock_is_released(void)
+{
+    kpn_stats st;
+
+    build_tail_net();
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(5, tail_sent);
     TEST_ASSERT_EQUAL_INT(5, tail_witness);
@@ -553,21 +561,10 @@ void test_a_writer_behind_a_true_deadlock_is_released(void)
 void test_a_writer_behind_a_true_deadlock_waits_for_reserve_then_goes_on(void)
 {
     static unsigned char more[1024];
-    static kpn_chan *xin, *yin;
-    kpn_proc *w, *x, *y, *z;
     char report[1024];
 
     init(0, 0);
-    w = spawn("W", tail_writer, NULL);
-    x = spawn("X", never_reads, &xin);
-    y = spawn("Y", never_reads, &yin);
-    z = spawn("Z", witness, NULL);
-    xin = connect(y, x, 1);
-    yin = connect(x, y, 1);
-    tail_chan = connect(w, x, 1);
-    tail_done = connect(w, z, 1);
-    tail_sent = 0;
-    tail_witness = 0;
+    build_tail_net();
     TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(1, tail_sent); /* the second send waits */
     TEST_ASSERT_EQUAL_size_t(1, kpn_chan_fill(tail_chan));
