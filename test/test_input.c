@@ -335,8 +335,8 @@ void test_input_errors(void)
 
 static void returns_at_once(void *arg) { (void)arg; }
 
-/* What is not a live channel is refused before anything is read through
- * it: a block of zeros, and an input of a net the arena no longer holds. */
+/* What is not a live input channel is refused: a block of zeros, and an
+ * input of a net the arena no longer holds. */
 void test_offer_and_close_refuse_what_is_not_a_channel(void)
 {
     static unsigned char junk[512];

@@ -329,7 +329,7 @@ void test_an_idle_object_the_system_refuses_gives_ETHREAD_and_carves_nothing(voi
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
     TEST_ASSERT_EQUAL_size_t(before.arena_used, after.arena_used);
     TEST_ASSERT_EQUAL_size_t(before.chans, after.chans);
-    /* the next try, which the system allows, gets the same memory */
+    /* the next try, which the system allows, succeeds */
     kpn_port_idle_init_IgnoreAndReturn(0);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &in, reader, sizeof(int), 4));
     TEST_ASSERT_NOT_NULL(in);
