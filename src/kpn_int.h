@@ -363,6 +363,11 @@ enum { KPNI_AWAKE, KPNI_SPINNING, KPNI_ASLEEP };
 
 /* How long an idle runner spins before it sleeps in the kernel: a wake
  * while it spins costs a store, after it a system call on each side. */
+/* Wakes in a row that found nothing to run, after which an idle runner
+ * is no longer woken for a process queued alone, and may let another go
+ * solo (runners.c). */
+#define KPNI_FRUITLESS 2u
+
 #ifndef KPNI_IDLE_SPINS
 #define KPNI_IDLE_SPINS 2000
 #endif
@@ -410,6 +415,20 @@ typedef struct kpni_runner {
      * last took its processes for (cfg.learn) */
     uint64_t run_messages, run_steals;
     unsigned pulled;
+    /* Solo (sched.c): the others sleep and every process is here, so it
+     * runs as one runner does, 'mt' clear, until it has work to share.
+     * 'dormant': asleep, past its last look at anything shared.
+     * 'solo_tried': net->dormancies when it last asked to go solo. */
+    unsigned char solo, dormant;
+    unsigned solo_tried;
+    unsigned solo_after;       /* blocks before it looks again */
+    uint64_t solos;            /* times it went solo */
+    /* How many times in a row it woke and ran nothing before it slept
+     * again ('switches' when it last woke, to tell): a runner woken that
+     * often for a process queued alone finds it run before it can take
+     * it, and is woken for one no more (runners.c). */
+    unsigned fruitless;
+    uint64_t woke_switches;
 #endif
 #ifdef KPNI_TSAN
     void *fiber;
@@ -467,6 +486,10 @@ struct kpn_net {
     unsigned char sharing;
     uint64_t learn_at;
     uint64_t run_began;            /* kpn_port_clock_ns when this run began */
+    /* a runner is solo: the others wait for it to end before they look
+     * at anything (runners.c); and how many times one went dormant */
+    int solo;
+    unsigned dormancies;
 #endif
     kpn_proc *procs, *procs_tail;  /* spawn order, through kpn_proc.next */
     kpn_chan *chans;               /* through kpn_chan.next */
@@ -481,7 +504,6 @@ struct kpn_net {
     uint64_t detections;           /* at rest (the runners count the rest) */
     uint64_t resolutions, true_deadlocks;
     kpn_proc *deadlocks[KPNI_DEADLOCK_RECORDS];
-    size_t walks;                  /* stamps handed out by the scan at rest */
     kpn_proc *pending;             /* KPN_ERESERVE: a member of the cycle */
     kpn_chan *pending_chan;        /*   the channel that could not grow */
     size_t pending_bytes;          /*   the smallest growth it asked for */
@@ -559,7 +581,18 @@ struct kpn_proc {
     void *arg;
     size_t stack_size;         /* the stack is [stack_lo, stack_lo + stack_size) */
     const char *name;          /* the copy, or the caller's (KPN_NAME_COPY) */
-    size_t seen;               /* scratch stamp for the scan at rest */
+    /* Scratch for the scan at rest and for placements (never more than
+     * the net's processes): 32 bits, so that the byte below fits in the
+     * record's last word. */
+    uint32_t seen;
+#if KPN_THREADS
+    /* Parked by a runner that shares its processes, it lets go of its
+     * runner's lock as it resumes (sched.c, park): a runner that shares
+     * may hand it that lock.  Clear for one that parked while its runner
+     * ran alone (sched.c, "Solo"), which a sharing runner resumes with
+     * its lock let go. */
+    unsigned char unlocks;
+#endif
 #if KPN_GUARD_PAGES
     unsigned char *guard;      /* its protected page (cfg.guard_pages), or NULL */
 #endif
@@ -759,6 +792,13 @@ enum { KPNI_WRITES, KPNI_READS };
                 : (void)((p)->nwaiters += (uint32_t)(d)))
 #define KPNI_UNFENCED(p, end) ((p)->unfenced[end])
 #define KPNI_SET_UNFENCED(p, end, c) ((p)->unfenced[end] = (c))
+#define KPNI_SOLO(r) ((r)->solo)
+/* a runner went dormant since r last asked to go solo */
+#define KPNI_SOLO_DUE(r) ((r)->solo_tried != KPNI_LOAD(&(r)->net->dormancies))
+#define KPNI_UNLOCKS(p) ((p)->unlocks)
+#define KPNI_SET_UNLOCKS(p, v) ((p)->unlocks = (unsigned char)(v))
+int kpni_runners_solo(kpni_runner *r);
+void kpni_runners_unsolo(kpni_runner *r, int share);
 void kpni_runners_parked_cross(kpni_runner *r, kpn_proc *p);
 void kpni_lock(kpni_runner *r);
 void kpni_unlock(kpni_runner *r);
@@ -788,6 +828,12 @@ kpn_status kpni_runners_run(kpn_net *net);
 #define KPNI_NWAITERS_ADD(r, p, d) ((void)(r), (void)((p)->nwaiters += (uint32_t)(d)))
 #define KPNI_UNFENCED(p, end) ((void)(p), (void)(end), (kpn_chan *)NULL)
 #define KPNI_SET_UNFENCED(p, end, c) ((void)(p), (void)(end), (void)(c))
+#define KPNI_SOLO(r) 0
+#define KPNI_SOLO_DUE(r) 0
+#define KPNI_UNLOCKS(p) 1
+#define KPNI_SET_UNLOCKS(p, v) ((void)(p), (void)(v))
+static inline int kpni_runners_solo(kpni_runner *r) { (void)r; return 0; }
+static inline void kpni_runners_unsolo(kpni_runner *r, int share) { (void)r; (void)share; }
 static inline void kpni_runners_parked_cross(kpni_runner *r, kpn_proc *p) { (void)r; (void)p; }
 static inline void kpni_lock(kpni_runner *r) { (void)r; }
 static inline void kpni_unlock(kpni_runner *r) { (void)r; }

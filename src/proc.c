@@ -92,8 +92,10 @@ static void proc_entry(void *arg)
 {
     kpn_proc *self = arg;
 
+    /* held across the switch that started us, unless its runner is solo */
     if (KPNI_MT(self->runner))
-        kpni_unlock(self->runner); /* held across the switch that started us */
+        kpni_unlock(self->runner);
+    KPNI_SET_UNLOCKS(self, 0);
     self->fn(self->arg);
     kpni_sched_exit(self);
 }
@@ -196,6 +198,7 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
         net->procs = p;
     net->procs_tail = p;
 #if KPN_THREADS
+    p->unlocks = 1; /* proc_entry lets go of whatever it is handed */
     p->home = (unsigned char)(net->nprocs % net->nrunners);
     net->nprocs++;
     kpni_sched_enqueue(&net->runners[p->home], p);

@@ -170,9 +170,10 @@ int kpni_resolve_block_local(kpn_proc *self)
 static void record_cycles(kpn_net *net)
 {
     kpn_proc *s, *p;
+    uint32_t walk = 0; /* one stamp per process at most: 'seen' is 32 bits */
 
     for (s = net->procs; s != NULL; s = s->next) {
-        size_t walk = ++net->walks;
+        ++walk;
         for (p = s; kpni_proc_blocked(p) && !p->dead && p->seen == 0; p = kpni_proc_waits_for(p))
             p->seen = walk;
         if (kpni_proc_blocked(p) && !p->dead && p->seen == walk) {

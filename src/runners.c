@@ -400,7 +400,9 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
         for (i = 0; i < net->nrunners; ++i) {
             int sleeping = KPNI_LOAD(&net->runners[i].sleeping);
 
-            if (sleeping == KPNI_ASLEEP || (sleeping == KPNI_SPINNING && !lone)) {
+            if ((sleeping == KPNI_ASLEEP &&
+                 (!lone || KPNI_LOAD(&net->runners[i].fruitless) < KPNI_FRUITLESS)) ||
+                (sleeping == KPNI_SPINNING && !lone)) {
                 wake_runner(net, &net->runners[i]);
                 break;
             }
@@ -692,11 +694,106 @@ int kpni_runners_idle(kpni_runner *r)
          * made ready here, on this runner, posts the semaphore at once. */
         wake_missed(r);
         r->sleeps++;
+        KPNI_STORE(&r->fruitless, r->switches != r->woke_switches ? 0u
+                                  : r->fruitless + (r->fruitless < KPNI_FRUITLESS));
+        /* nothing shared is looked at from here until the post: another
+         * runner may now go solo */
+        KPNI_STORE_REL(&r->dormant, 1);
+        __atomic_fetch_add(&net->dormancies, 1u, __ATOMIC_RELEASE);
         kpn_port_sem_wait(r->sem);
+        KPNI_STORE(&r->dormant, 0);
+        r->woke_switches = r->switches;
         r->lone_looks = 0;
+        /* a halt may post while a runner is solo: it ends that at its
+         * host, soon after, and only then may this one look */
+        while (KPNI_LOAD_ACQ(&net->solo))
+            kpn_port_yield();
     }
     kpni_lock(r);
     return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Solo
+ *
+ * A net with no parallelism left, such as a ring with one token, keeps
+ * one runner busy while the others find nothing to steal and sleep.
+ * The busy runner still pays for sharing at every block and wake (its
+ * lock, the resolver's counts kept atomically, the longer paths): about
+ * twice a hop's cost on one runner (docs/runners.md).  So when every
+ * other runner is dormant and every live process is on r, r goes solo:
+ * 'mt' clear, it runs as a net of one runner does, with no lock, until
+ * it has a second process ready at a block that looks (block_any) or
+ * none at all (its host).  Nothing else looks at the net meanwhile: a
+ * dormant runner is woken only by a post, which only a runner's own
+ * thread makes, and r makes none while solo but a halt's (after which
+ * the woken one waits for 'net->solo' to clear).  Input needs no runner
+ * (input.c).
+ *
+ * A process that parks while r is solo takes no lock with it, so it
+ * lets go of none as it resumes: 'unlocks' is clear for it, and a
+ * runner that shares resumes it from its host with the lock let go
+ * (sched.c).  One that parked before, while r shared, lets go of r's
+ * lock when a solo r resumes it, a lock nobody holds. */
+
+/* Holding r's lock, in block_any: go solo if r may (and then let go of
+ * the lock, returning 1). */
+int kpni_runners_solo(kpni_runner *r)
+{
+    kpn_net *net = r->net;
+    const kpn_proc *p;
+    unsigned i, dormancies = KPNI_LOAD(&net->dormancies);
+
+    if (r->solo_after != 0) {
+        r->solo_after--;
+        return 0;
+    }
+    r->solo_tried = dormancies;
+    if (KPN_COMPACT || net->cfg.policy != KPN_POLICY_WS || net->learnt != 0 ||
+        KPNI_LOAD(&net->halt) != KPN_OK)
+        return 0;
+    for (i = 0; i < net->nrunners; ++i)
+        if (i != r->index && (!KPNI_LOAD_ACQ(&net->runners[i].dormant) ||
+                              KPNI_LOAD(&net->runners[i].sleeping) != KPNI_ASLEEP ||
+                              KPNI_LOAD(&net->runners[i].fruitless) < KPNI_FRUITLESS))
+            return 0;
+    /* The dormant runners' processes are still: nobody moves them.  One
+     * left there is usually one r has yet to wake (it then follows the
+     * waker): look again once r has blocked as often as the net has
+     * processes, so that the walk costs a block no more than a step. */
+    for (p = net->procs; p != NULL; p = p->next)
+        if (p->runner != r && p->state != KPN_PROC_EXITED) {
+            r->solo_tried = dormancies - 1u;
+            r->solo_after = net->nprocs < (unsigned)-1 ? (unsigned)net->nprocs : (unsigned)-1;
+            return 0;
+        }
+    r->solo = 1;
+    r->solos++;
+    KPNI_STORE(&net->solo, 1);
+    r->mt = 0;
+    kpni_unlock(r);
+    return 1;
+}
+
+/* r, solo and holding no lock, shares again; 'share': wake a dormant
+ * runner to take what r has queued. */
+void kpni_runners_unsolo(kpni_runner *r, int share)
+{
+    kpn_net *net = r->net;
+    kpn_proc *p, *prev;
+    unsigned i;
+
+    /* the back links one runner does not keep */
+    for (prev = NULL, p = r->head; p != NULL; prev = p, p = p->next_ready)
+        p->prev_ready = prev;
+    r->mt = 1;
+    r->solo = 0;
+    KPNI_STORE_REL(&net->solo, 0);
+    for (i = 0; share && i < net->nrunners; ++i)
+        if (KPNI_LOAD(&net->runners[i].sleeping) == KPNI_ASLEEP) {
+            wake_runner(net, &net->runners[i]);
+            break;
+        }
 }
 
 int kpni_runners_done(const kpni_runner *r)
@@ -803,6 +900,9 @@ kpn_status kpni_runners_run(kpn_net *net)
         r->run_messages = r->messages;
         r->run_steals = r->steals;
         r->pulled = 0;
+        r->fruitless = 0;
+        r->woke_switches = r->switches;
+        r->solo_after = 0;
     }
     for (started = 1; started < net->nrunners; ++started) {
         kpni_runner *r = &net->runners[started];

@@ -114,12 +114,19 @@ void kpni_sched_halt(kpn_net *net, kpn_status why)
 }
 
 /* Resume the next ready process of 'r', or its host if none is left (or
- * the run must stop).  Ends in the switch, a tail call: see park. */
-static KPNI_INLINE void park_switch(kpni_runner *r, kpn_proc *self)
+ * the run must stop).  Ends in the switch, a tail call: see park.  With
+ * several runners ('mt') the switch hands r's lock over: to a process
+ * that parked while r ran solo, which would not let go of it, only the
+ * host may switch, with the lock let go (kpni_sched_loop). */
+static KPNI_INLINE void park_switch(kpni_runner *r, kpn_proc *self, int mt)
 {
     kpn_proc *next = KPNI_LIKELY(KPNI_LOAD(&r->net->halt) == KPN_OK) ? kpni_queue_pop_front(r)
                                                                      : NULL;
 
+    if (mt && next != NULL && !KPNI_UNLOCKS(next)) {
+        kpni_queue_push_front(r, next);
+        next = NULL;
+    }
     if (next != NULL) {
         dispatch(r, next);
         SWITCH(KPNI_CTX(r, self), KPNI_CTX(r, next), FIBER(next), FIBER(self));
@@ -131,15 +138,19 @@ static KPNI_INLINE void park_switch(kpni_runner *r, kpn_proc *self)
 
 /* Back in a process after its switch: with several runners, let go of
  * the lock of the runner that resumed it, which its resumer took for it
- * (see park). */
+ * (see park).  A runner that resumes it solo holds no lock: the store
+ * then lets go of one nobody holds, since nothing else takes a lock
+ * while a runner is solo. */
 static KPNI_INLINE void resumed(kpn_proc *self, int mt)
 {
-    if (mt)
+    if (mt) {
+        KPNI_SET_UNLOCKS(self, 0);
         kpni_unlock(KPNI_LOAD(&self->runner));
+    }
 }
 
 /* park's rare cases: an overrun guard, or input offered meanwhile. */
-static KPNI_NOINLINE void park_cold(kpn_proc *self)
+static KPNI_NOINLINE void park_cold(kpn_proc *self, int mt)
 {
     kpni_runner *r = self->runner;
 
@@ -166,8 +177,9 @@ static KPNI_NOINLINE void park_cold(kpn_proc *self)
         (void)kpni_input_deliver(r);
         kpni_lock_down(r);
     }
-    park_switch(r, self);
-    resumed(self, KPNI_MT(r));
+    KPNI_SET_UNLOCKS(self, mt);
+    park_switch(r, self, mt);
+    resumed(self, mt);
 }
 
 /*
@@ -195,10 +207,12 @@ static KPNI_INLINE void park(kpn_proc *self, int mt)
     KPNI_MARK_PARKED(self);
 
     if (KPNI_UNLIKELY(!kpni_proc_guard_ok(self) || KPNI_LOAD(&r->net->input_signal) != 0)) {
-        park_cold(self);
+        park_cold(self, mt);
         return;
     }
-    park_switch(r, self);
+    if (mt) /* cleared as it resumes: see kpn_proc.unlocks */
+        KPNI_SET_UNLOCKS(self, 1);
+    park_switch(r, self, mt);
     resumed(self, mt);
 }
 
@@ -263,9 +277,13 @@ static int walk(kpni_runner *r, kpn_proc *self, kpn_proc_state why, int mt)
 static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
 {
     kpni_runner *r = self->runner;
-    int mt = KPNI_MT(r); /* read once: the stores below may alias it */
+    int mt;
     unsigned unflips = KPNI_UNFLIPS(r); /* before the wakes below */
 
+    /* solo with more than one process ready: share them (runners.c) */
+    if (KPNI_SOLO(r) && r->head != r->tail)
+        kpni_runners_unsolo(r, 1);
+    mt = KPNI_MT(r); /* read once: the stores below may alias it */
     if (mt && KPNI_UNFENCED(self, KPNI_WRITES) != NULL)
         kpni_chan_flush(self, KPNI_WRITES);
     if (mt && KPNI_UNFENCED(self, KPNI_READS) != NULL)
@@ -274,6 +292,10 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
         kpni_lock(r);
         if (KPNI_UNLIKELY(KPNI_FLIPPED(r) != 0))
             kpni_runners_look_flipped(r, self);
+        /* every other runner asleep since r last asked: perhaps go solo */
+        if (KPNI_UNLIKELY(KPNI_SOLO_DUE(r)) &&
+            kpni_runners_solo(r))
+            mt = 0;
     }
     KPNI_STORE(&self->wait, on);
     KPNI_STORE(&self->state, why);
@@ -336,7 +358,7 @@ void kpni_sched_exit(kpn_proc *self)
         KPNI_FORGET_FLIPS(r);
         kpni_lock_down(r);
     }
-    park(self, 0); /* never resumed: nothing follows the switch */
+    park(self, KPNI_MT(r)); /* never resumed: nothing follows the switch */
     KPN_ASSERT(0); /* an exited process is never resumed */
 }
 
@@ -359,6 +381,12 @@ void kpni_sched_loop(kpni_runner *r)
     if (KPNI_MT(r))
         kpni_lock(r);
     for (;;) {
+        /* Back from a solo process with none ready, or told to stop: the
+         * others may have work to share, or must see the end. */
+        if (KPNI_SOLO(r)) {
+            kpni_runners_unsolo(r, 0);
+            kpni_lock(r);
+        }
         if (KPNI_LOAD(&net->halt) != KPN_OK || kpni_runners_done(r))
             break;
         p = kpni_queue_pop_front(r);
@@ -366,6 +394,10 @@ void kpni_sched_loop(kpni_runner *r)
             p = kpni_runners_steal(r);
         if (p != NULL) {
             dispatch(r, p);
+            /* one that parked while its runner was solo does not let go
+             * of the lock as it resumes (kpn_proc.unlocks) */
+            if (KPNI_MT(r) && !KPNI_UNLOCKS(p))
+                kpni_unlock(r);
             SWITCH(r->host, KPNI_CTX(r, p), FIBER(p), FIBER(r));
             continue;
         }

@@ -1174,3 +1174,114 @@ void test_a_net_stopped_alone_leaves_its_queue_for_kpn_proc_pin(void)
     TEST_ASSERT_EQUAL_UINT(5, st.procs_exited);
     TEST_ASSERT_EQUAL_UINT64(st.switches, st.runner_switches[0]); /* alone throughout */
 }
+
+/* ------------------------------------------------------------ solo */
+
+/* A ring that one token runs round has nothing for a second runner: it
+ * sleeps, and the runner with the token goes solo (runners.c, "Solo"),
+ * runs as one runner does, and shares again when there is work to share
+ * or the run stops.  The head runs laps until a runner is solo (bounded:
+ * a runner that never went solo fails the test), then puts SOLO_TOKENS
+ * tokens in at once, which leaves several processes ready at a block and
+ * ends the solo; every forwarder must see every token exactly once a lap. */
+#define SOLO_RING 16
+#define SOLO_TOKENS 4
+#define SOLO_LAPS_MAX (SLOW ? 20000 : 200000)
+static kpn_chan *solo_ch[SOLO_RING];
+static long solo_got[SOLO_RING];
+static long solo_laps, solo_shared_laps;
+static int solo_seen, solo_overflow;
+static kpn_proc *solo_head;
+
+static int net_is_solo(void)
+{
+    return __atomic_load_n(&net->solo, __ATOMIC_ACQUIRE) != 0;
+}
+
+static void solo_head_fn(void *arg)
+{
+    long t = 0, i;
+    (void)arg;
+    for (solo_laps = 0; solo_laps < SOLO_LAPS_MAX && !solo_seen; ++solo_laps) {
+        kpn_send(solo_ch[0], &t);
+        kpn_recv(solo_ch[SOLO_RING - 1], &t);
+        solo_got[0]++;
+        solo_seen = net_is_solo();
+    }
+    if (solo_overflow) {
+        kpn_proc_stats ps;
+        kpn_proc_stats_get(solo_head, &ps);
+        kt_recurse((const unsigned char *)ps.stack_base - 16, 0);
+        kpn_recv(solo_ch[SOLO_RING - 1], &t); /* parks: the guard is checked */
+        return;
+    }
+    for (i = 0; i < SOLO_TOKENS; ++i)
+        kpn_send(solo_ch[0], &t);
+    for (i = 0; i < SOLO_TOKENS * solo_shared_laps; ++i) {
+        kpn_recv(solo_ch[SOLO_RING - 1], &t);
+        solo_got[0]++;
+        if (i < SOLO_TOKENS * (solo_shared_laps - 1))
+            kpn_send(solo_ch[0], &t);
+    }
+    kpn_close(solo_ch[0]);
+}
+
+static void solo_forward(void *arg)
+{
+    long i = (long)(intptr_t)arg, t;
+    while (kpn_recv(solo_ch[i - 1], &t) == KPN_OK) {
+        solo_got[i]++;
+        kpn_send(solo_ch[i], &t);
+    }
+    kpn_close(solo_ch[i]);
+}
+
+static void solo_ring(int overflow, long shared_laps)
+{
+    kpn_config cfg = config(2, KPN_POLICY_WS, KPN_WAKE_WAKER);
+    kpn_proc *p[SOLO_RING];
+    long i;
+
+    cfg.cpus = 2; /* not one CPU, where runner 0 would run alone */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    for (i = 0; i < SOLO_RING; ++i)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p[i], "ring", i == 0 ? solo_head_fn : solo_forward,
+                                                (void *)(intptr_t)i, i == 0 ? 4096 : STACK));
+    for (i = 0; i < SOLO_RING; ++i)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &solo_ch[i], p[i], p[(i + 1) % SOLO_RING],
+                                                  sizeof(long), 1));
+    solo_head = p[0];
+    solo_overflow = overflow;
+    solo_shared_laps = shared_laps;
+    solo_seen = 0;
+    memset(solo_got, 0, sizeof solo_got);
+}
+
+void test_a_ring_with_one_token_goes_solo_and_shares_again_losing_nothing(void)
+{
+    kpn_stats st;
+    long i;
+
+    solo_ring(0, 50);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_TRUE_MESSAGE(solo_seen, "no runner went solo");
+    TEST_ASSERT_FALSE(net_is_solo());
+    TEST_ASSERT_EQUAL_INT(0, net->runners[0].solo | net->runners[1].solo);
+    TEST_ASSERT_EQUAL_INT(1, net->runners[0].mt & net->runners[1].mt);
+    TEST_ASSERT_TRUE(net->runners[0].solos + net->runners[1].solos >= 1);
+    for (i = 0; i < SOLO_RING; ++i)
+        TEST_ASSERT_EQUAL_INT64(solo_laps + SOLO_TOKENS * 50, solo_got[i]);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT(SOLO_RING, st.procs_exited);
+}
+
+/* A halt while a runner is solo wakes the sleeping one, which waits for
+ * the solo to end before it looks at anything; both stop. */
+void test_a_stack_overflow_while_solo_stops_both_runners(void)
+{
+    solo_ring(1, 0);
+    TEST_ASSERT_EQUAL_INT(KPN_ESTACK, kpn_run(net));
+    TEST_ASSERT_TRUE_MESSAGE(solo_seen, "no runner went solo");
+    TEST_ASSERT_EQUAL_PTR(solo_head, kpn_net_fault(net));
+    TEST_ASSERT_FALSE(net_is_solo());
+}
