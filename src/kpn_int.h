@@ -367,6 +367,7 @@ enum { KPNI_AWAKE, KPNI_SPINNING, KPNI_ASLEEP };
  * is no longer woken for a process queued alone, and may let another go
  * solo (runners.c). */
 #define KPNI_FRUITLESS 2u
+#define KPNI_LONE_RETRY 1024u
 
 #ifndef KPNI_IDLE_SPINS
 #define KPNI_IDLE_SPINS 2000
@@ -429,6 +430,7 @@ typedef struct kpni_runner {
      * it, and is woken for one no more (runners.c). */
     unsigned fruitless;
     uint64_t woke_switches;
+    unsigned lone_skips;       /* wakes for a lone process it left out */
 #endif
 #ifdef KPNI_TSAN
     void *fiber;

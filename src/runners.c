@@ -394,14 +394,18 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
     } else if (net->cfg.policy == KPN_POLICY_WS && net->learnt == 0 && KPNI_LOAD(&net->idle) > 0) {
         /* 'p' alone in the queue may not be taken yet (takeable): a
          * runner that spins looks for it itself, and only one that
-         * sleeps is worth a system call */
+         * sleeps is worth a system call; not one that came back
+         * empty-handed from its last wakes (KPNI_FRUITLESS), but for
+         * one wake in KPNI_LONE_RETRY, in case the net now computes
+         * longer between its messages */
         int lone = t->head == t->tail;
 
         for (i = 0; i < net->nrunners; ++i) {
             int sleeping = KPNI_LOAD(&net->runners[i].sleeping);
 
             if ((sleeping == KPNI_ASLEEP &&
-                 (!lone || KPNI_LOAD(&net->runners[i].fruitless) < KPNI_FRUITLESS)) ||
+                 (!lone || KPNI_LOAD(&net->runners[i].fruitless) < KPNI_FRUITLESS ||
+                  ++waker->lone_skips % KPNI_LONE_RETRY == 0)) ||
                 (sleeping == KPNI_SPINNING && !lone)) {
                 wake_runner(net, &net->runners[i]);
                 break;

@@ -1186,7 +1186,7 @@ void test_a_net_stopped_alone_leaves_its_queue_for_kpn_proc_pin(void)
  * ends the solo; every forwarder must see every token exactly once a lap. */
 #define SOLO_RING 16
 #define SOLO_TOKENS 4
-#define SOLO_LAPS_MAX (SLOW ? 20000 : 200000)
+#define SOLO_LAPS_MAX (SLOW ? 200000 : 2000000)
 static kpn_chan *solo_ch[SOLO_RING];
 static long solo_got[SOLO_RING];
 static long solo_laps, solo_shared_laps;
