@@ -361,14 +361,14 @@ enum { KPNI_AWAKE, KPNI_SPINNING, KPNI_ASLEEP };
  * on the runner it leaves, before that end next blocks (runners.c). */
 #define KPNI_FLIPS 8
 
-/* How long an idle runner spins before it sleeps in the kernel: a wake
- * while it spins costs a store, after it a system call on each side. */
 /* Wakes in a row that found nothing to run, after which an idle runner
- * is no longer woken for a process queued alone, and may let another go
- * solo (runners.c). */
+ * is woken for a process queued alone only once in KPNI_LONE_RETRY such
+ * wakes, and may let another runner go solo (runners.c). */
 #define KPNI_FRUITLESS 2u
 #define KPNI_LONE_RETRY 1024u
 
+/* How long an idle runner spins before it sleeps in the kernel: a wake
+ * while it spins costs a store, after it a system call on each side. */
 #ifndef KPNI_IDLE_SPINS
 #define KPNI_IDLE_SPINS 2000
 #endif
@@ -416,7 +416,7 @@ typedef struct kpni_runner {
      * last took its processes for (cfg.learn) */
     uint64_t run_messages, run_steals;
     unsigned pulled;
-    /* Solo (sched.c): the others sleep and every process is here, so it
+    /* Solo (runners.c): the others sleep and every process is here, so it
      * runs as one runner does, 'mt' clear, until it has work to share.
      * 'dormant': asleep, past its last look at anything shared.
      * 'solo_tried': net->dormancies when it last asked to go solo. */
@@ -427,7 +427,7 @@ typedef struct kpni_runner {
     /* How many times in a row it woke and ran nothing before it slept
      * again ('switches' when it last woke, to tell): a runner woken that
      * often for a process queued alone finds it run before it can take
-     * it, and is woken for one no more (runners.c). */
+     * it, and is seldom woken for one (runners.c). */
     unsigned fruitless;
     uint64_t woke_switches;
     unsigned lone_skips;       /* wakes for a lone process it left out */
@@ -591,8 +591,8 @@ struct kpn_proc {
     /* Parked by a runner that shares its processes, it lets go of its
      * runner's lock as it resumes (sched.c, park): a runner that shares
      * may hand it that lock.  Clear for one that parked while its runner
-     * ran alone (sched.c, "Solo"), which a sharing runner resumes with
-     * its lock let go. */
+     * was solo (runners.c, "Solo"), which a sharing runner resumes from
+     * its host with the lock let go. */
     unsigned char unlocks;
 #endif
 #if KPN_GUARD_PAGES
