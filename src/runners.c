@@ -740,6 +740,16 @@ int kpni_runners_idle(kpni_runner *r)
  * (sched.c).  One that parked before, while r shared, lets go of r's
  * lock when a solo r resumes it, a lock nobody holds. */
 
+/* Give r's queue the back links that one runner does not keep, before
+ * r shares again. */
+static void relink(kpni_runner *r)
+{
+    kpn_proc *p, *prev;
+
+    for (prev = NULL, p = r->head; p != NULL; prev = p, p = p->next_ready)
+        p->prev_ready = prev;
+}
+
 /* Holding r's lock, in block_any: go solo if r may (and then let go of
  * the lock, returning 1). */
 int kpni_runners_solo(kpni_runner *r)
@@ -784,12 +794,9 @@ int kpni_runners_solo(kpni_runner *r)
 void kpni_runners_unsolo(kpni_runner *r, int share)
 {
     kpn_net *net = r->net;
-    kpn_proc *p, *prev;
     unsigned i;
 
-    /* the back links one runner does not keep */
-    for (prev = NULL, p = r->head; p != NULL; prev = p, p = p->next_ready)
-        p->prev_ready = prev;
+    relink(r);
     r->mt = 1;
     r->solo = 0;
     KPNI_STORE_REL(&net->solo, 0);
@@ -847,7 +854,7 @@ static void runner_thread(void *arg)
 static void run_alone(kpn_net *net)
 {
     kpni_runner *r0 = &net->runners[0];
-    kpn_proc *p, *prev;
+    kpn_proc *p;
     unsigned i;
 
     for (i = 1; i < net->nrunners; ++i)
@@ -858,8 +865,7 @@ static void run_alone(kpn_net *net)
     r0->mt = 0;
     kpni_sched_loop(r0);
     r0->mt = 1;
-    for (prev = NULL, p = r0->head; p != NULL; prev = p, p = p->next_ready)
-        p->prev_ready = prev;
+    relink(r0);
 }
 #endif
 
