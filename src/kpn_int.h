@@ -412,9 +412,10 @@ typedef struct kpni_runner {
     kpn_proc *lone;
     uint64_t lone_switches;
     unsigned lone_looks;       /* idle looks for one since the runner last slept */
-    /* 'messages' and 'steals' when this run began, and the placement it
-     * last took its processes for (cfg.learn) */
-    uint64_t run_messages, run_steals;
+    /* 'messages' and 'steals' when this run began, and when the steals
+     * that decide a first placement began to count (0: not yet), and the
+     * placement it last took its processes for (cfg.learn) */
+    uint64_t run_messages, run_steals, window_messages, window_steals;
     unsigned pulled;
     /* Solo (runners.c): the others sleep and every process is here, so it
      * runs as one runner does, 'mt' clear, until it has work to share.
@@ -786,12 +787,22 @@ enum { KPNI_WRITES, KPNI_READS };
 #define KPNI_FLIPPED(r) ((r)->nflipped)
 #define KPNI_FORGET_FLIPS(r) ((r)->nflipped = 0)
 #define KPNI_UNFLIPS(r) ((r)->unflips)
-/* A process's 'nwaiters' changes under the lock of the waiter's runner
- * and of the waker's, which differ when a channel crosses: with several
- * runners, atomically. */
+/* A process's 'nwaiters' is kept only where one thread runs the net.
+ * With several runners it would change under the lock of the waiter's
+ * runner and of the waker's, which differ when a channel crosses, so it
+ * would take an atomic add at every block and every wake: two locked
+ * instructions a hop, which took a hop of the 1 000-process ring on one
+ * of two runners from 34 to 45 ns.  There, kpni_proc_waited_on looks at
+ * the other ends instead, the rare times it is asked; what a solo runner
+ * counts (mt clear) is never read.  The compact layout has no channel
+ * lists to look along, and keeps the count, atomically. */
+#if KPN_COMPACT
 #define KPNI_NWAITERS_ADD(r, p, d)                                                        \
     (KPNI_MT(r) ? (void)__atomic_fetch_add(&(p)->nwaiters, (uint32_t)(d), __ATOMIC_RELAXED) \
                 : (void)((p)->nwaiters += (uint32_t)(d)))
+#else
+#define KPNI_NWAITERS_ADD(r, p, d) (KPNI_MT(r) ? (void)0 : (void)((p)->nwaiters += (uint32_t)(d)))
+#endif
 #define KPNI_UNFENCED(p, end) ((p)->unfenced[end])
 #define KPNI_SET_UNFENCED(p, end, c) ((p)->unfenced[end] = (c))
 #define KPNI_SOLO(r) ((r)->solo)
@@ -1049,6 +1060,7 @@ void kpni_sched_loop(kpni_runner *r);
 kpn_port_ctx *kpni_proc_ctx(const kpn_proc *p);
 int kpni_proc_guard_intact(const kpn_proc *p);
 int kpni_proc_live(const kpn_net *net, const kpn_proc *p);
+int kpni_proc_waited_on(const kpn_proc *p);
 int kpni_proc_sane(const kpn_net *net, const kpn_proc *p);
 void kpni_proc_unguard_all(kpn_net *net);
 void kpni_proc_finish(kpn_proc *p);

@@ -334,13 +334,14 @@ void kpni_proc_finish(kpn_proc *p)
             kpni_sched_ready(p->runner, c->writer);
     }
 #else
-    /* With the resolver on, 'nwaiters' counts the processes blocked on
-     * a channel of p (kpni_proc_waits_for): when there are none, no
-     * other end needs a look.  A fan-out's source, whose workers have all
-     * returned, then reads none of their records, each a miss on a line
-     * of its own far off in the arena: with 16 384 workers (bench/aes)
-     * the exits of a run took about 10 ms with those reads, 6 without. */
-    int look = !p->runner->resolve || KPNI_LOAD(&p->nwaiters) != 0;
+    /* With the resolver on one runner, 'nwaiters' counts the processes
+     * blocked on a channel of p (kpni_proc_waits_for): when there are
+     * none, no other end needs a look.  A fan-out's source, whose workers
+     * have all returned, then reads none of their records, each a miss on
+     * a line of its own far off in the arena: with 16 384 workers
+     * (bench/aes) the exits of a run took about 10 ms with those reads, 6
+     * without.  Several runners keep no count (KPNI_NWAITERS_ADD). */
+    int look = !p->runner->resolve || p->net->nrunners > 1 || p->nwaiters != 0;
 
     for (c = p->outs; c != NULL; c = c->next_out) {
         KPNI_STORE_REL(&c->closed, 1); /* published after its last message */
@@ -350,6 +351,33 @@ void kpni_proc_finish(kpn_proc *p)
     for (c = look ? p->ins : NULL; c != NULL; c = c->next_in)
         if (c->writer->state == KPN_PROC_BLOCKED_WRITE && c->writer->wait == c)
             kpni_sched_ready(p->runner, c->writer);
+#endif
+}
+
+/* Whether a process is blocked on a channel of 'p', that is, waits for
+ * 'p' (kpni_proc_waits_for): the resolver's count where it is kept, else
+ * a look at the other end of each of p's channels, made only by a
+ * read-block that may close a cycle (sched.c), far rarer than the blocks
+ * and wakes a count would cost (KPNI_NWAITERS_ADD).  'p' is the caller's
+ * own process, and its channels stay as they are while it runs. */
+int kpni_proc_waited_on(const kpn_proc *p)
+{
+#if KPN_COMPACT
+    return KPNI_LOAD(&p->nwaiters) != 0;
+#else
+    const kpn_chan *c;
+
+    if (p->net->nrunners == 1)
+        return p->nwaiters != 0;
+    for (c = p->outs; c != NULL; c = c->next_out)
+        if (KPNI_LOAD(&c->reader->state) == KPN_PROC_BLOCKED_READ &&
+            KPNI_LOAD(&c->reader->wait) == c)
+            return 1;
+    for (c = p->ins; c != NULL; c = c->next_in)
+        if (KPNI_LOAD(&c->writer->state) == KPN_PROC_BLOCKED_WRITE &&
+            KPNI_LOAD(&c->writer->wait) == c)
+            return 1;
+    return 0;
 #endif
 }
 

@@ -312,7 +312,7 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
     if (r->resolve) {
         KPNI_NWAITERS_ADD(r, kpni_proc_waits_for(self), 1);
         if ((why == KPN_PROC_BLOCKED_WRITE ||
-             (self->watched && KPNI_LOAD(&self->nwaiters) != 0)) &&
+             (self->watched && kpni_proc_waited_on(self))) &&
             walk(r, self, why, mt)) {
             if (mt)
                 kpni_unlock(r);

@@ -559,6 +559,71 @@ void test_a_deadlock_is_resolved_as_it_closes_on_one_runner_or_across_two(void)
     }
 }
 
+/* The same with the cycle closed by a read.  A sends two messages on a
+ * channel of capacity 1 and blocks writing the second; only then does B
+ * read from A's other channel, which is empty: B's read-block closes
+ * the cycle, and B must walk it there.  A read-block walks only if its
+ * process is marked and some process waits on it (resolve.c); with
+ * several runners nothing counts the waiters, and the look at the other
+ * ends of B's channels must find A.  The spinner keeps the net from rest
+ * meanwhile, as above. */
+static kpn_chan *rd_full, *rd_empty;
+static kpn_proc *rd_writer;
+static int rd_got[3];
+
+static void rd_a(void *arg)
+{
+    int i;
+    (void)arg;
+    for (i = 0; i < 2; ++i)
+        kpn_send(rd_full, &i);
+    kpn_send(rd_empty, &i);
+    __atomic_add_fetch(&pair_done, 1, __ATOMIC_SEQ_CST);
+}
+
+static void rd_b(void *arg)
+{
+    long spins;
+    (void)arg;
+    /* on A's runner A has run first; on another, wait for its block */
+    for (spins = 0; spins < 1000000000L &&
+                    __atomic_load_n(&rd_writer->state, __ATOMIC_SEQ_CST) != KPN_PROC_BLOCKED_WRITE;
+         ++spins)
+        ;
+    if (kpn_recv(rd_empty, &rd_got[2]) == KPN_OK && kpn_recv(rd_full, &rd_got[0]) == KPN_OK)
+        kpn_recv(rd_full, &rd_got[1]);
+    __atomic_add_fetch(&pair_done, 1, __ATOMIC_SEQ_CST);
+}
+
+void test_a_deadlock_closed_by_a_read_is_resolved_as_it_closes(void)
+{
+    unsigned home_b;
+    kpn_proc *pb, *s;
+    kpn_stats st;
+
+    for (home_b = 0; home_b < 2; ++home_b) {
+        init(3, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &rd_writer, "A", rd_a, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &pb, "B", rd_b, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &s, "spinner", spinner, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(rd_writer, 0));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(pb, home_b));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(s, 2));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &rd_full, rd_writer, pb, sizeof(int), 1));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &rd_empty, rd_writer, pb, sizeof(int), 1));
+        pair_done = 0;
+        rd_got[0] = rd_got[1] = rd_got[2] = -1;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+        TEST_ASSERT_EQUAL_INT(2, pair_done);
+        TEST_ASSERT_LESS_THAN(1000000000L, spun); /* done before the spinner gave up */
+        TEST_ASSERT_EQUAL_INT(0, rd_got[0]);
+        TEST_ASSERT_EQUAL_INT(1, rd_got[1]);
+        TEST_ASSERT_EQUAL_INT(2, rd_got[2]);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+        TEST_ASSERT_EQUAL_INT(1, (int)st.resolutions);
+    }
+}
+
 /* ------------------------------------------------------------ missed looks */
 /* A send on a crossing channel looks at the reader without a fence, and
  * may miss one that is parking at that very instant; the reader's runner,
@@ -908,7 +973,8 @@ void test_a_woken_reader_joins_the_wakers_runner_and_a_woken_writer_stays(void)
 /* ------------------------------------------------------------ CPUs */
 
 /* RND-B into a fresh net on 'runners' runners over 'cpus' CPUs, learning
- * a placement at the first steal at any grain; returns the stats. */
+ * a placement as soon as steals count (runners.c, learn_due) at any
+ * grain; returns the stats. */
 static kpn_stats run_learning(const rnet_graph *g, rnet_run *run, unsigned runners,
                               unsigned cpus)
 {
