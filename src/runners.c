@@ -31,12 +31,9 @@ static void cpu_relax(void)
  * runner's queue, a wake may queue it on the waker's runner.  Every such
  * move holds the lock of the runner it leaves and of the one it joins,
  * so a runner whose lock is held keeps every process that names it
- * (kpni_lock_proc).
+ * (kpni_lock_proc).  A lock taken with no one in the way is one
+ * exchange, inline where it is taken (kpn_int.h); the spin is here.
  */
-static int *lock_word(kpni_runner *r)
-{
-    return &r->lock;
-}
 
 /* A test-and-test-and-set lock that yields the CPU when it spins long:
  * held for a few hundred instructions at most (a block, a wake, a
@@ -68,43 +65,10 @@ static void spin_unlock(int *word)
     __atomic_store_n(word, 0, __ATOMIC_RELEASE);
 }
 
-/* The lock of runner 'r': its queue and the processes on it. */
-void kpni_lock(kpni_runner *r)
+/* r's lock, which kpni_lock found taken. */
+void kpni_lock_spin(kpni_runner *r)
 {
-    spin_lock(lock_word(r));
-}
-
-void kpni_unlock(kpni_runner *r)
-{
-    spin_unlock(lock_word(r));
-}
-
-/* The lock of the runner 'p' is on, and of 'also' if that is another
- * one (NULL: none), holding none; returns p's runner.  'p' may move
- * until its runner's lock is held, so look again once it is; two locks
- * are taken in index order. */
-kpni_runner *kpni_lock_proc(kpn_proc *p, kpni_runner *also)
-{
-    for (;;) {
-        kpni_runner *r = KPNI_LOAD(&p->runner);
-
-        if (also == NULL || also == r) {
-            kpni_lock(r);
-        } else {
-            kpni_lock(also->index < r->index ? also : r);
-            kpni_lock(also->index < r->index ? r : also);
-        }
-        if (KPNI_LOAD(&p->runner) == r)
-            return r;
-        kpni_unlock_proc(r, also);
-    }
-}
-
-void kpni_unlock_proc(kpni_runner *r, kpni_runner *also)
-{
-    kpni_unlock(r);
-    if (also != NULL && also != r)
-        kpni_unlock(also);
+    spin_lock(&r->lock);
 }
 
 /* Every runner's lock, holding none. */
