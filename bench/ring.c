@@ -64,7 +64,7 @@ int main(int argc, char **argv)
         {"runs", "timed runs; the median is reported", 5, NULL, 1, 1000},
         {"resolve", "deadlock detection on (1) or off (0)", 1, NULL, 0, 1},
         {"runners", "runners (threads)", 1, NULL, 1, KPN_MAX_RUNNERS},
-        {"policy", "ws (work stealing) or static", 0, "ws", 0, 0},
+        {"policy", "ws (work stealing) or static (process i on runner i*R/procs)", 0, "ws", 0, 0},
     };
     enum { PROCS, TRIPS, TOKENS, CAPACITY, STACK, RUNS, RESOLVE, RUNNERS, POLICY };
     static struct ring_proc rp[1000000];
@@ -107,6 +107,9 @@ int main(int argc, char **argv)
         for (i = 0; i < n; ++i) {
             BENCH_CHECK(kpn_spawn(net, &p[0], "ring", i == 0 ? first : forward, &rp[i],
                                   (size_t)opt[STACK].value));
+            /* static: contiguous arcs, so that only R channels cross */
+            if (cfg.policy == KPN_POLICY_STATIC)
+                BENCH_CHECK(kpn_proc_pin(p[0], (unsigned)(i * cfg.runners / n)));
             if (i == 0)
                 p0 = p[0];
             else

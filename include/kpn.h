@@ -191,12 +191,11 @@ typedef struct kpn_config {
     int guard_pages;
     /* Under KPN_POLICY_WS with several runners: how much stealing a
      * fine-grained run puts up with before it learns a placement instead.
-     * Once a runner has sent at least 16 messages per channel of the net
-     * in this run, at least one per 'learn_grain_ns' nanoseconds of it,
-     * and has stolen at least 8 processes, one for every 'learn' messages
-     * it sent, since the net filled (steals in the first half of those
-     * messages do not count), the runners split the processes as
-     * kpn_place would from
+     * Once a runner has stolen one process for every 'learn' messages it
+     * has sent in this run, and at least 16, while sending at least one
+     * message per 'learn_grain_ns' nanoseconds of it (and at least 16 per
+     * channel of the net), the runners split the processes as kpn_place
+     * would from
      * the messages counted so far, and from then on each process runs on
      * its part: nothing is stolen, and a process moves to its part's
      * runner when one from there wakes it to read, or when that runner

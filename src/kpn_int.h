@@ -412,10 +412,9 @@ typedef struct kpni_runner {
     kpn_proc *lone;
     uint64_t lone_switches;
     unsigned lone_looks;       /* idle looks for one since the runner last slept */
-    /* 'messages' and 'steals' when this run began, and when the steals
-     * that decide a first placement began to count (0: not yet), and the
-     * placement it last took its processes for (cfg.learn) */
-    uint64_t run_messages, run_steals, window_messages, window_steals;
+    /* 'messages' and 'steals' when this run began, and the placement it
+     * last took its processes for (cfg.learn) */
+    uint64_t run_messages, run_steals;
     unsigned pulled;
     /* Solo (runners.c): the others sleep and every process is here, so it
      * runs as one runner does, 'mt' clear, until it has work to share.

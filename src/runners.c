@@ -536,20 +536,16 @@ static void wake_missed(kpni_runner *r)
  *
  * So an idle runner, holding every lock, asks whether stealing has
  * become a habit of a fine-grained net: whether it has stolen one process
- * for every cfg.learn messages it has sent since the net filled, and sent
- * at least one message per cfg.learn_grain_ns of the run so far.  Both
- * count.  Steals made while the net fills, in the first half of the
- * messages learning waits for (below), do not: a net that ends up on one
- * runner steals a few times as it gathers there.  Counted, those few
- * (8 in 400 messages) made a 16-process ring with one token learn a
- * placement in about one run in ten, which split it over the two
- * runners: the token then crossed between them twice a lap, and the ring
- * never went solo (below).  The steals that count are those from r's
- * first look past half of that many messages, over at least half of
- * them again, and there must be LEARN_STEALS of them: in a small net
- * that window holds a few hundred messages, and one or two steals in it
- * (a runner that the machine held up, its lone process taken) are an
- * accident, not a habit.
+ * for every cfg.learn messages it has sent in this run, and at least
+ * LEARN_MIN in all, and sent at least one message per cfg.learn_grain_ns
+ * of the run so far.  All three count.  A net that ends up on one runner
+ * steals a few times as it gathers there, and a runner the machine held
+ * up has its lone process taken now and then: in a small net, whose
+ * learning waits for a few hundred messages, those few steals met the
+ * ratio alone.  A 16-process ring with one token on two runners learnt a
+ * placement from 3 to 8 of them in about one run in ten, which split it
+ * over the two runners: the token then crossed between them twice a lap,
+ * and the ring never went solo (below).
  * A coarse net steals as often for its few messages (the H.264 encoder
  * about once per 76, a pipeline of long messages as it fills up), but a
  * steal costs it little beside the work a message carries, and its
@@ -571,30 +567,18 @@ static void wake_missed(kpni_runner *r)
  * runner's messages double: the first counts still hold the net's
  * filling, later ones its steady state. */
 #define LEARN_MIN 16u
-#define LEARN_STEALS 8u
 
-static int learn_due(kpni_runner *r)
+static int learn_due(const kpni_runner *r)
 {
     const kpn_net *net = r->net;
-    uint64_t sent = r->messages - r->run_messages, window, stolen;
+    uint64_t sent = r->messages - r->run_messages, stolen = r->steals - r->run_steals;
 
-    if (net->cfg.policy != KPN_POLICY_WS || net->cfg.learn == 0 || KPN_COMPACT || sent == 0)
+    if (net->cfg.policy != KPN_POLICY_WS || net->cfg.learn == 0 || KPN_COMPACT || sent == 0 ||
+        sent < net->learn_at)
         return 0;
     if (net->learnt != 0)
-        return sent >= net->learn_at;
-    /* the window opens at r's first look past half of learn_at */
-    if (r->window_messages == 0) {
-        if (sent >= net->learn_at / 2) {
-            r->window_messages = r->messages;
-            r->window_steals = r->steals;
-        }
-        return 0;
-    }
-    window = r->messages - r->window_messages;
-    stolen = r->steals - r->window_steals;
-    if (sent < net->learn_at || window < net->learn_at / 2)
-        return 0;
-    return stolen >= LEARN_STEALS && stolen >= window / net->cfg.learn &&
+        return 1;
+    return stolen >= LEARN_MIN && stolen >= sent / net->cfg.learn &&
            (net->cfg.learn_grain_ns == 0 ||
             (kpn_port_clock_ns() - net->run_began) / net->cfg.learn_grain_ns <= sent);
 }
@@ -897,7 +881,6 @@ kpn_status kpni_runners_run(kpn_net *net)
         r->nflipped = 0; /* a walk may leave some (block_any) */
         r->run_messages = r->messages;
         r->run_steals = r->steals;
-        r->window_messages = 0;
         r->pulled = 0;
         r->fruitless = 0;
         r->woke_switches = r->switches;

@@ -330,8 +330,8 @@ void test_the_presets_conserve_work_on_two_and_three_runners(void)
 /* Learning a placement mid-run (cfg.learn) moves processes between
  * runners while their partners run: every process must still see the
  * messages it sees on one runner.  A learn of 2^30 at any grain learns
- * as soon as steals count at all (runners.c, learn_due: 8 of them once
- * the net has filled), however slowly a sanitizer makes the run go, so
+ * as soon as steals count at all (runners.c, learn_due: 16 of them),
+ * however slowly a sanitizer makes the run go, so
  * nearly every run here learns; a batch in which none did would test
  * nothing, and fails. */
 void test_a_placement_learnt_mid_run_changes_no_message(void)
