@@ -195,12 +195,11 @@ typedef struct kpn_config {
      * has sent in this run, and at least 16, while sending at least one
      * message per 'learn_grain_ns' nanoseconds of it (and at least 16 per
      * channel of the net), the runners split the processes as kpn_place
-     * would from
-     * the messages counted so far, and from then on each process runs on
-     * its part: nothing is stolen, and a process moves to its part's
-     * runner when one from there wakes it to read, or when that runner
-     * next runs out of work.  The placement is learnt again each time
-     * the run's messages double.  A net of processes that
+     * would from the messages counted so far, and from then on each
+     * process runs on its part: nothing is stolen, and a process moves to
+     * its part's runner when one from there wakes it to read, or when
+     * that runner next runs out of work.  The placement is learnt again
+     * each time the run's messages double.  A net of processes that
      * block at nearly every message (channels of capacity 1, cycles)
      * otherwise keeps the runners trading processes and their cache
      * lines (docs/runners.md, "Learning a placement").  The placement

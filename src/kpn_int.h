@@ -790,8 +790,9 @@ enum { KPNI_WRITES, KPNI_READS };
  * With several runners it would change under the lock of the waiter's
  * runner and of the waker's, which differ when a channel crosses, so it
  * would take an atomic add at every block and every wake: two locked
- * instructions a hop, which took a hop of the 1 000-process ring on one
- * of two runners from 34 to 45 ns.  There, kpni_proc_waited_on looks at
+ * instructions a hop, with which a hop of the 1 000-process ring on one
+ * of two runners took 45 ns, against 34 without.  There,
+ * kpni_proc_waited_on looks at
  * the other ends instead, the rare times it is asked; what a solo runner
  * counts (mt clear) is never read.  The compact layout has no channel
  * lists to look along, and keeps the count, atomically. */
@@ -815,9 +816,9 @@ void kpni_runners_parked_cross(kpni_runner *r, kpn_proc *p);
 void kpni_lock_spin(kpni_runner *r);
 
 /* The lock of runner 'r': its queue and the processes on it (runners.c,
- * "Locks").  Inline where it is taken, with the spin out of line: a wake
- * across two calls to reach the exchange cost a hop on one of two
- * runners about sixty instructions more. */
+ * "Locks").  Inline where it is taken, with the spin out of line: two
+ * calls deep, the exchange cost a hop on one of two runners about forty
+ * instructions more. */
 static inline void kpni_lock(kpni_runner *r)
 {
     if (__atomic_exchange_n(&r->lock, 1, __ATOMIC_ACQUIRE) != 0)

@@ -695,8 +695,8 @@ int kpni_runners_idle(kpni_runner *r)
  * A net with no parallelism left, such as a ring with one token, keeps
  * one runner busy while the others find nothing to steal and sleep.
  * The busy runner still pays for sharing at every block and wake (its
- * lock, the longer paths): more than a hop's cost on one runner
- * (docs/runners.md).  So when every
+ * lock, the longer paths): a hop costs it about half as much again as on
+ * one runner (docs/benchmarks.md).  So when every
  * other runner is dormant and every live process is on r, r goes solo:
  * 'mt' clear, it runs as a net of one runner does, with no lock, until
  * it has a second process ready at a block that looks (block_any) or
