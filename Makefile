@@ -55,7 +55,13 @@ BENCH_BINS   := $(addprefix $(BUILD)/bench/,$(BENCHES))
 EXTRA_LIBS   := -lmbedcrypto -lm -lpthread
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-stackframe=8388608
+# --fair-sched=yes: valgrind runs one thread at a time, and its default
+# lock hands the CPU on unfairly, so a thread that spins without a system
+# call (an idle runner, a test's writer waiting for its reader) could
+# keep another from running for seconds: a test that bounds such a wait
+# then failed, rarely.  Round robin also runs test_runners in 6 s, not 30.
+VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-stackframe=8388608 \
+                --fair-sched=yes
 
 .PHONY: all lib test test-port test-bins sanitize tsan valgrind coverage fuzz fuzz-api \
         check-ceedling-links check-embedded test-qemu firmware examples bench-bins demo bench clean help
