@@ -792,9 +792,9 @@ enum { KPNI_WRITES, KPNI_READS };
  * would take an atomic add at every block and every wake: two locked
  * instructions a hop, with which a hop of the 1 000-process ring on one
  * of two runners took 45 ns, against 34 without.  There,
- * kpni_proc_waited_on looks at
- * the other ends instead, the rare times it is asked; what a solo runner
- * counts (mt clear) is never read.  The compact layout has no channel
+ * kpni_proc_waited_on looks at the other ends instead, when a marked
+ * process read-blocks; what a solo runner counts (mt clear) is never
+ * read.  The compact layout has no channel
  * lists to look along, and keeps the count, atomically. */
 #if KPN_COMPACT
 #define KPNI_NWAITERS_ADD(r, p, d)                                                        \

@@ -312,6 +312,13 @@ static size_t stack_peak(const kpn_proc *p)
     return p->stack_size - untouched;
 }
 
+/* Whether 'q' is blocked on 'c' for 'why', that is, waits for the other
+ * end of 'c' (kpni_proc_waits_for). */
+static int blocked_on(const kpn_proc *q, const kpn_chan *c, unsigned why)
+{
+    return KPNI_LOAD(&q->state) == why && KPNI_LOAD(&q->wait) == c;
+}
+
 /* A process has returned: close what it writes, so readers see EOF after
  * draining; let go of what it reads, so writers blocked on it resume and
  * drop their message (kpn_send's discard rule).  With several runners
@@ -326,11 +333,10 @@ void kpni_proc_finish(kpn_proc *p)
     for (c = p->net->chans; c != NULL; c = c->next) {
         if (c->writer == p) {
             KPNI_STORE_REL(&c->closed, 1);
-            if (c->reader->state == KPN_PROC_BLOCKED_READ && c->reader->wait == c)
+            if (blocked_on(c->reader, c, KPN_PROC_BLOCKED_READ))
                 kpni_sched_ready(p->runner, c->reader);
         }
-        if (c->reader == p && c->writer->state == KPN_PROC_BLOCKED_WRITE &&
-            c->writer->wait == c)
+        if (c->reader == p && blocked_on(c->writer, c, KPN_PROC_BLOCKED_WRITE))
             kpni_sched_ready(p->runner, c->writer);
     }
 #else
@@ -345,21 +351,21 @@ void kpni_proc_finish(kpn_proc *p)
 
     for (c = p->outs; c != NULL; c = c->next_out) {
         KPNI_STORE_REL(&c->closed, 1); /* published after its last message */
-        if (look && c->reader->state == KPN_PROC_BLOCKED_READ && c->reader->wait == c)
+        if (look && blocked_on(c->reader, c, KPN_PROC_BLOCKED_READ))
             kpni_sched_ready(p->runner, c->reader);
     }
     for (c = look ? p->ins : NULL; c != NULL; c = c->next_in)
-        if (c->writer->state == KPN_PROC_BLOCKED_WRITE && c->writer->wait == c)
+        if (blocked_on(c->writer, c, KPN_PROC_BLOCKED_WRITE))
             kpni_sched_ready(p->runner, c->writer);
 #endif
 }
 
 /* Whether a process is blocked on a channel of 'p', that is, waits for
- * 'p' (kpni_proc_waits_for): the resolver's count where it is kept, else
- * a look at the other end of each of p's channels, made only by a
- * read-block that may close a cycle (sched.c), far rarer than the blocks
- * and wakes a count would cost (KPNI_NWAITERS_ADD).  'p' is the caller's
- * own process, and its channels stay as they are while it runs. */
+ * 'p': the resolver's count where it is kept, else a look at the other
+ * end of each of p's channels, made only by a read-block of a marked
+ * process (sched.c), not at every block and wake as the count would be
+ * (KPNI_NWAITERS_ADD).  'p' is the caller's own process, and its
+ * channels stay as they are while it runs. */
 int kpni_proc_waited_on(const kpn_proc *p)
 {
 #if KPN_COMPACT
@@ -370,12 +376,10 @@ int kpni_proc_waited_on(const kpn_proc *p)
     if (p->net->nrunners == 1)
         return p->nwaiters != 0;
     for (c = p->outs; c != NULL; c = c->next_out)
-        if (KPNI_LOAD(&c->reader->state) == KPN_PROC_BLOCKED_READ &&
-            KPNI_LOAD(&c->reader->wait) == c)
+        if (blocked_on(c->reader, c, KPN_PROC_BLOCKED_READ))
             return 1;
     for (c = p->ins; c != NULL; c = c->next_in)
-        if (KPNI_LOAD(&c->writer->state) == KPN_PROC_BLOCKED_WRITE &&
-            KPNI_LOAD(&c->writer->wait) == c)
+        if (blocked_on(c->writer, c, KPN_PROC_BLOCKED_WRITE))
             return 1;
     return 0;
 #endif

@@ -696,8 +696,8 @@ int kpni_runners_idle(kpni_runner *r)
  * one runner busy while the others find nothing to steal and sleep.
  * The busy runner still pays for sharing at every block and wake (its
  * lock, the longer paths): a hop costs it about half as much again as on
- * one runner (docs/benchmarks.md).  So when every
- * other runner is dormant and every live process is on r, r goes solo:
+ * one runner (docs/benchmarks.md).  So when every other runner is
+ * dormant and every live process is on r, r goes solo:
  * 'mt' clear, it runs as a net of one runner does, with no lock, until
  * it has a second process ready at a block that looks (block_any) or
  * none at all (its host).  Nothing else looks at the net meanwhile: a
