@@ -430,7 +430,7 @@ typedef struct kpni_runner {
      * it, and is seldom woken for one (runners.c). */
     unsigned fruitless;
     uint64_t woke_switches;
-    unsigned lone_skips;       /* wakes for a lone process it left out */
+    unsigned lone_skips;       /* its wakes of a lone process while a runner idled */
 #endif
 #ifdef KPNI_TSAN
     void *fiber;
