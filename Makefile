@@ -64,7 +64,7 @@ VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-s
                 --fair-sched=yes
 
 .PHONY: all lib test test-port test-bins sanitize tsan valgrind coverage fuzz fuzz-api \
-        check-ceedling-links check-embedded test-qemu firmware examples bench-bins demo bench clean help
+        check-ceedling-links check-embedded test-qemu firmware examples bench-bins demo bench scaling clean help
 .DELETE_ON_ERROR:
 # keep generated runners: gcovr reads them, and they need no rebuilding
 .SECONDARY:
@@ -89,6 +89,7 @@ help:
 	@echo "make bench-bins [PORT=...]    build/PORT/bench/*: the papers' benchmark drivers"
 	@echo "make demo                     build and run the AES and H.264 examples"
 	@echo "make bench                    the papers' sweeps: CSV in build/bench, plots and table in docs/"
+	@echo "make scaling                  speedup against runners, 1 to the CPUs (at most 16): table and plot in build/bench"
 	@echo "make amalgamation             build/amalgamation/kpn.c and kpn.h: the one-file distribution"
 	@echo "make install PREFIX=...       header, libkpn.a, kpn.pc and the CMake package"
 	@echo "make check-packaging          consumers through pkg-config, CMake, the amalgamation, README's steps"
@@ -255,6 +256,11 @@ bench:
 	@$(MAKE) --no-print-directory build/amd64/examples/h264 PORT=amd64 >/dev/null 2>&1 || \
 	  echo "bench: examples/h264 does not build; no H.264 row" >&2
 	@sh tools/bench/run.sh
+
+# Speedup against runners on this machine's CPUs (minutes; not part of
+# CI): build/bench/scaling.csv, .md (the table) and .png.
+scaling: bench-bins
+	@sh tools/bench/scaling.sh --bin=$(BUILD)/bench
 
 clean:
 	rm -rf build

@@ -366,7 +366,7 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
         /* once in KPNI_LONE_RETRY such wakes, not looks at a runner: a
          * count per runner looked at woke one every 1024 / 15 hops of a
          * one-token ring on 16 runners, whose spinning kept the ring
-         * from going solo (390 ns a hop against 42 on one runner) */
+         * from going solo (340 ns a hop against 38: docs/benchmarks.md) */
         int retry = lone && ++waker->lone_skips % KPNI_LONE_RETRY == 0;
 
         for (i = 0; i < net->nrunners; ++i) {

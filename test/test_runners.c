@@ -809,6 +809,50 @@ void test_a_thief_leaves_a_process_queued_alone_until_it_has_waited(void)
     TEST_ASSERT_EQUAL_UINT(0, net->idle);
 }
 
+/* A runner asleep that came back empty-handed from its last wakes is
+ * woken for a process queued alone once in KPNI_LONE_RETRY such wakes,
+ * however many such runners there are: counted per runner looked at, 15
+ * of them were woken one every 68 wakes, and a one-token ring on 16
+ * runners could not go solo (docs/benchmarks.md, "Up to 16 runners"). */
+void test_fruitless_sleepers_are_woken_once_in_the_retry_count_of_lone_wakes(void)
+{
+    enum { RUNNERS = 16 };
+    kpn_proc *x, *p;
+    kpni_runner *r0;
+    unsigned i, k, awake;
+
+    init(RUNNERS, KPN_POLICY_WS, KPN_WAKE_WAKER);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", idle, NULL, STACK));
+    for (i = 1; i < RUNNERS; ++i) {
+        kpn_proc *filler;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &filler, "filler", idle, NULL, STACK));
+    }
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
+    r0 = &net->runners[0];
+    TEST_ASSERT_TRUE(x->runner == r0 && p->runner == r0);
+    for (i = 0; i < RUNNERS; ++i)
+        while (kpni_queue_pop_front(&net->runners[i]) != NULL)
+            ;
+    r0->current = x; /* x runs on runner 0; the others sleep, fruitless */
+    for (i = 1; i < RUNNERS; ++i) {
+        net->runners[i].sleeping = KPNI_ASLEEP;
+        net->runners[i].fruitless = KPNI_FRUITLESS;
+    }
+    net->idle = RUNNERS - 1;
+    for (k = 1; k <= KPNI_LONE_RETRY; ++k) {
+        p->state = KPN_PROC_BLOCKED_READ;
+        kpni_sched_ready_mt(r0, p); /* x wakes p, which queues alone */
+        TEST_ASSERT_TRUE(r0->head == p && r0->tail == p);
+        kpni_queue_unlink(r0, p);
+        for (awake = 0, i = 1; i < RUNNERS; ++i)
+            awake += net->runners[i].sleeping == KPNI_AWAKE;
+        if (k < KPNI_LONE_RETRY && awake != 0)
+            TEST_FAIL_MESSAGE("a fruitless runner was woken before the retry count");
+    }
+    TEST_ASSERT_EQUAL_UINT(1, awake);
+    TEST_ASSERT_EQUAL_UINT(RUNNERS - 2, net->idle);
+}
+
 /* Every queue emptied, then 'r' given just the processes listed (up to
  * a NULL), front to back: a white-box test's starting point. */
 static void queues(kpni_runner *r, kpn_proc *a, kpn_proc *b)
