@@ -819,7 +819,7 @@ void test_fruitless_sleepers_are_woken_once_in_the_retry_count_of_lone_wakes(voi
     enum { RUNNERS = 16 };
     kpn_proc *x, *p;
     kpni_runner *r0;
-    unsigned i, k, awake;
+    unsigned i, k, awake = 0;
 
     init(RUNNERS, KPN_POLICY_WS, KPN_WAKE_WAKER);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", idle, NULL, STACK));
