@@ -361,12 +361,11 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
          * sleeps is worth a system call; not one that came back
          * empty-handed from its last wakes (KPNI_FRUITLESS), but for
          * one wake in KPNI_LONE_RETRY, in case the net now computes
-         * longer between its messages */
+         * longer between its messages.  Counted per wake, not per runner
+         * looked at: that woke one every 1024 / 15 hops of a one-token
+         * ring on 16 runners, and kept it from going solo
+         * (docs/benchmarks.md, "Up to 16 runners"). */
         int lone = t->head == t->tail;
-        /* once in KPNI_LONE_RETRY such wakes, not looks at a runner: a
-         * count per runner looked at woke one every 1024 / 15 hops of a
-         * one-token ring on 16 runners, whose spinning kept the ring
-         * from going solo (340 ns a hop against 38: docs/benchmarks.md) */
         int retry = lone && ++waker->lone_skips % KPNI_LONE_RETRY == 0;
 
         for (i = 0; i < net->nrunners; ++i) {
