@@ -267,8 +267,8 @@ int main(int argc, char **argv)
                    "(kpn_place from the 1-runner run)", 0, "ws", 0, 0},
         {"wake", "queue a woken process joins: waker (a reader the waking runner's, a writer "
                  "its last runner's) or last (its last runner's)", 0, "waker", 0, 0},
-        {"learn", "under ws: learn a placement once a runner steals one process per this "
-                  "many messages, at a microsecond a message or finer (cfg.learn; 0: never)", 256, NULL, 0, 1 << 30},
+        {"learn", "under ws: try a placement once a runner steals one process per this "
+                  "many messages (cfg.learn; 0: never)", 65536, NULL, 0, 1 << 30},
         {"cpus", "CPUs the runners share: a learnt placement uses at most this many runners, "
                  "and over one a ws run is on runner 0 alone (cfg.cpus; 0: those this program "
                  "may run on)", 0, NULL, 0, 1 << 20},
@@ -346,7 +346,7 @@ int main(int argc, char **argv)
                  "wall_R=%.3f ns_per_stage_1=%.2f ns_per_stage_R=%.2f "
                  "msgs_per_s=%.0f msgs_per_s_1=%.0f speedup=%.3f verified=%d port=%s "
                  "capacity=%zu t_ms=%lld runs=%d work_us=%.3f iterations_per_us=%.1f "
-                 "steals=%llu steal_attempts=%llu placements=%llu sleeps=%llu switches=%llu "
+                 "steals=%llu steal_attempts=%llu placements=%llu placements_dropped=%llu sleeps=%llu switches=%llu "
                  "detections=%llu "
                  "runner_switches=%s",
                  stages, messages, copies, runners, opt[POLICY].text, opt[WAKE].text, cfg.learn,
@@ -358,6 +358,7 @@ int main(int argc, char **argv)
                  med[0] / med[1], all_verified, KPN_BENCH_PORT, capacity, opt[T_MS].value,
                  runs, work_us, iterations_per_us, (unsigned long long)st_r.steals,
                  (unsigned long long)st_r.steal_attempts, (unsigned long long)st_r.placements,
+                 (unsigned long long)st_r.placements_dropped,
                  (unsigned long long)st_r.sleeps,
                  (unsigned long long)st_r.switches, (unsigned long long)st_r.detections,
                  bench_list(st_r.runner_switches, runners));

@@ -103,8 +103,8 @@ int main(int argc, char **argv)
          "ws", 0, 0},
         {"wake", "queue a woken process joins: waker (a reader the waking runner's, a writer "
                  "its last runner's) or last (its last runner's)", 0, "waker", 0, 0},
-        {"learn", "under ws: learn a placement once a runner steals one process per this "
-                  "many messages, at a microsecond a message or finer (cfg.learn; 0: never)", 256, NULL, 0, 1 << 30},
+        {"learn", "under ws: try a placement once a runner steals one process per this "
+                  "many messages (cfg.learn; 0: never)", 65536, NULL, 0, 1 << 30},
         {"cpus", "CPUs the runners share: a learnt placement uses at most this many runners, "
                  "and over one a ws run is on runner 0 alone (cfg.cpus; 0: those this program "
                  "may run on)", 0, NULL, 0, 1 << 20},
@@ -240,7 +240,7 @@ int main(int argc, char **argv)
                  "work_units=%llu flow=%.2f burned_ms=%.1f iterations_per_us=%.1f "
                  "messages=%llu msgs_per_s=%.0f detections=%llu resolutions=%llu "
                  "detections_per_s_1=%.0f resolutions_per_s_1=%.0f resolutions_per_s=%.0f "
-                 "reserve_peak=%zu steals=%llu placements=%llu sleeps=%llu switches=%llu "
+                 "reserve_peak=%zu steals=%llu placements=%llu placements_dropped=%llu sleeps=%llu switches=%llu "
                  "runner_switches=%s "
                  "wall_1=%.3f wall_R=%.3f speedup=%.3f detections_per_s=%.0f work_ok=%d",
                  preset_name, graph.nodes, graph.edges, graph.back_edges,
@@ -252,6 +252,7 @@ int main(int argc, char **argv)
                  (unsigned long long)st_r.detections, (unsigned long long)st_r.resolutions,
                  med_det[0], med_res[0], med_res[1], st_r.reserve_peak,
                  (unsigned long long)st_r.steals, (unsigned long long)st_r.placements,
+                 (unsigned long long)st_r.placements_dropped,
                  (unsigned long long)st_r.sleeps,
                  (unsigned long long)st_r.switches, bench_list(st_r.runner_switches, runners),
                  med_wall[0], med_wall[1], med_wall[0] / med_wall[1], med_det[1], all_ok);

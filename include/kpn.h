@@ -202,10 +202,11 @@ typedef struct kpn_config {
      * each time the run's messages double.  A net of processes that
      * block at nearly every message (channels of capacity 1, cycles)
      * otherwise keeps the runners trading processes and their cache
-     * lines (docs/runners.md, "Learning a placement").  The placement
+     * lines (docs/runners.md, "Learning a placement").  The first
+     * placement of a run is on trial (learn_trial_ns).  The placement
      * replaces the runners kpn_proc_pin gave, and the next run starts
-     * from it.  0: never (work stealing for the whole run).  Default 256;
-     * no effect in a build with the compact layout (KPN_COMPACT). */
+     * from it.  0: never (work stealing for the whole run).  Default
+     * 65536; no effect in a build with the compact layout (KPN_COMPACT). */
     unsigned learn;
     /* The grain below which 'learn' applies: default 1000 (messages that
      * carry up to about a microsecond of work each).  A coarser net
@@ -229,6 +230,18 @@ typedef struct kpn_config {
      * a net of one runner does, and starts no thread; its first run
      * settles that for the net's life. */
     unsigned cpus;
+    /* The window in which the first placement learnt under 'learn' is
+     * tried.  When one falls due, work stealing runs on for a window of
+     * at least this many nanoseconds, then the placement for one more,
+     * each timed up to a runner's first idle look after it.  If the net
+     * carried its messages more than 1/16 slower under the placement, it
+     * is dropped (kpn_stats.placements_dropped) and the run steals for
+     * the rest of its time, learning nothing more; else it stays.  Which
+     * wins depends on the CPUs' cost of moving a cache line between them
+     * as much as on the net (docs/runners.md, "Trying a placement").
+     * 0: no trial, the placement is learnt at once and kept.  Default
+     * 20 000 000 (20 ms). */
+    unsigned learn_trial_ns;
 } kpn_config;
 
 /* cfg.reserve_size: grow channels from the arena's free remainder. */
@@ -485,6 +498,9 @@ typedef struct kpn_stats {
     uint64_t steal_attempts;    /* looks into another runner's queue */
     uint64_t sleeps;            /* times a runner found no work and slept */
     uint64_t placements;        /* placements learnt while running (cfg.learn) */
+    uint64_t placements_dropped; /* of them, dropped because the run carried
+                                   its messages slower than under work
+                                   stealing just before (cfg.learn) */
     uint64_t runner_switches[KPN_MAX_RUNNERS]; /* dispatches per runner;
                                    entries from 'runners' on are 0 */
 } kpn_stats;

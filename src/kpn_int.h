@@ -352,6 +352,8 @@ void kpni_pool_free(kpni_pool *pool, void *p);
  * saved.
  * Counters are per runner, written only by the runner's own thread. */
 enum { KPNI_AWAKE, KPNI_SPINNING, KPNI_ASLEEP };
+/* net->trial (runners.c, "Trying a placement") */
+enum { KPNI_TRIAL_NONE, KPNI_TRIAL_BASE, KPNI_TRIAL_ON, KPNI_TRIAL_KEPT, KPNI_TRIAL_DROPPED };
 
 /* How many of the processes that last parked on a crossing channel a
  * runner remembers, to look at again when it runs out of work. */
@@ -386,6 +388,7 @@ typedef struct kpni_runner {
     uint32_t rng;              /* victim choice; per runner, no shared state */
     uint64_t switches, messages, drops, steals, steal_attempts, sleeps;
     uint64_t placements;       /* placements it learnt (runners.c, cfg.learn) */
+    uint64_t dropped;          /* of them, dropped for work stealing again */
     uint64_t detections;       /* the resolver's walks as processes block */
 #if KPN_THREADS
     kpn_port_sem *sem;
@@ -488,6 +491,12 @@ struct kpn_net {
     unsigned char sharing;
     uint64_t learn_at;
     uint64_t run_began;            /* kpn_port_clock_ns when this run began */
+    /* The trial of the first placement learnt in a run (runners.c,
+     * "Trying a placement"), under every runner's lock: where it stands
+     * (KPNI_TRIAL_*), when its window began and the messages carried by
+     * then, and what work stealing carried in the window before it. */
+    unsigned char trial;
+    uint64_t trial_ns, trial_msgs, base_ns, base_msgs;
     /* a runner is solo: the others wait for it to end before they look
      * at anything (runners.c); and how many times one went dormant */
     int solo;
@@ -865,6 +874,10 @@ void kpni_unlock_all(kpni_runner *r);
 void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p);
 kpn_proc *kpni_runners_steal(kpni_runner *r);
 int kpni_runners_idle(kpni_runner *r);
+/* runners.c, "Trying a placement": every runner's lock held, 'now' the
+ * port's clock (or a test's) */
+void kpni_trial_step(kpni_runner *r, uint64_t now);
+int kpni_trial_kept(uint64_t msgs, uint64_t ns, uint64_t base_msgs, uint64_t base_ns);
 int kpni_runners_done(const kpni_runner *r);
 void kpni_runners_finish(kpni_runner *r);
 void kpni_runners_wake_all(kpn_net *net);

@@ -15,8 +15,9 @@ void kpn_config_default(kpn_config *cfg)
     cfg->policy = KPN_POLICY_WS;
     cfg->wake = KPN_WAKE_WAKER;
     cfg->runner_stack = 64 * 1024;
-    cfg->learn = 256;
+    cfg->learn = 65536;
     cfg->learn_grain_ns = 1000;
+    cfg->learn_trial_ns = 20000000;
 #if KPN_THREADS
     /* sanitizers and thread-local storage can need more than that */
     if (cfg->runner_stack < kpn_port_thread_stack_min())

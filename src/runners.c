@@ -577,7 +577,7 @@ static int learn_due(const kpni_runner *r)
     uint64_t sent = r->messages - r->run_messages, stolen = r->steals - r->run_steals;
 
     if (net->cfg.policy != KPN_POLICY_WS || net->cfg.learn == 0 || KPN_COMPACT || sent == 0 ||
-        sent < net->learn_at)
+        sent < net->learn_at || net->trial == KPNI_TRIAL_DROPPED)
         return 0;
     if (net->learnt != 0)
         return 1;
@@ -595,6 +595,85 @@ static void learn(kpni_runner *r)
     net->learn_at = 2 * (r->messages - r->run_messages);
     r->placements++;
     kpni_runners_wake_all(net); /* each takes its share (pull_home) */
+}
+
+/* Trying a placement
+ *
+ * Whether a placement beats work stealing depends on more than the net:
+ * on what moving a cache line between the runners' CPUs costs, which on
+ * a virtual machine changes from minute to minute (docs/benchmarks.md,
+ * "Trying a placement").  So the first placement of a run is on trial,
+ * and the run's own pace decides (cfg.learn_trial_ns, T below).  When
+ * one falls due, work stealing carries on for a window of at least T,
+ * timed; then the placement is learnt, and its window timed the same
+ * way, learning again as the messages double.  If the net carried its
+ * messages more than 1/16 slower in that window than in the one before,
+ * the placement is dropped: the runners steal again for the rest of the
+ * run, from where the processes are, and learn nothing more in it.
+ * Else it stays.
+ * A window ends at the first idle look after T, so a placement that
+ * never runs a runner dry is kept.  The pace is the channels' 'sent'
+ * counters summed, which every runner may read; one runner's own count
+ * would change with the share of the net the placement gives it. */
+static uint64_t net_messages(const kpn_net *net)
+{
+    const kpn_chan *c;
+    uint64_t n = 0;
+
+    for (c = net->chans; c != NULL; c = c->next)
+        n += KPNI_LOAD(&c->sent);
+    return n;
+}
+
+void kpni_trial_step(kpni_runner *r, uint64_t now)
+{
+    kpn_net *net = r->net;
+    uint64_t ns = now - net->trial_ns, msgs, carried;
+
+    if (net->trial == KPNI_TRIAL_KEPT || net->trial == KPNI_TRIAL_DROPPED)
+        return; /* settled for the run */
+    if (net->trial == KPNI_TRIAL_NONE && net->cfg.learn_trial_ns == 0) {
+        learn(r);
+        net->trial = KPNI_TRIAL_KEPT;
+        return;
+    }
+    if (net->trial != KPNI_TRIAL_NONE && ns < net->cfg.learn_trial_ns)
+        return;
+    msgs = net_messages(net);
+    carried = msgs - net->trial_msgs;
+    if (net->trial == KPNI_TRIAL_NONE) {
+        net->trial = KPNI_TRIAL_BASE;
+    } else if (net->trial == KPNI_TRIAL_BASE) {
+        net->base_ns = ns;
+        net->base_msgs = carried;
+        learn(r);
+        net->trial = KPNI_TRIAL_ON;
+    } else if (kpni_trial_kept(carried, ns, net->base_msgs, net->base_ns)) {
+        net->trial = KPNI_TRIAL_KEPT;
+    } else {
+        net->trial = KPNI_TRIAL_DROPPED;
+        net->learnt = 0;
+        r->dropped++;
+        kpni_runners_wake_all(net); /* to steal again */
+    }
+    net->trial_ns = now;
+    net->trial_msgs = msgs;
+}
+
+/* Whether 'msgs' messages in 'ns' keep, within 1/16, the pace of
+ * 'base_msgs' in 'base_ns': both counts, and both times, halved alike
+ * until the products fit in 64 bits. */
+int kpni_trial_kept(uint64_t msgs, uint64_t ns, uint64_t base_msgs, uint64_t base_ns)
+{
+    while ((msgs | base_msgs) >> 30) {
+        msgs >>= 1;
+        base_msgs >>= 1;
+    }
+    while ((ns | base_ns) >> 29) {
+        ns >>= 1;
+        base_ns >>= 1;
+    }
+    return 16 * msgs * base_ns >= 15 * base_msgs * ns;
 }
 
 /* r takes the processes the placement homes on it that are queued or
@@ -634,9 +713,12 @@ int kpni_runners_idle(kpni_runner *r)
     int spin, spinning = KPNI_SPINNING;
 
     kpni_lock_up(r);
-    if (learn_due(r))
+    if (net->trial == KPNI_TRIAL_BASE || net->trial == KPNI_TRIAL_ON ||
+        (net->trial == KPNI_TRIAL_NONE && learn_due(r)))
+        kpni_trial_step(r, kpn_port_clock_ns());
+    if (net->learnt != 0 && learn_due(r))
         learn(r);
-    if (r->pulled != net->learnt)
+    if (net->learnt != 0 && r->pulled != net->learnt)
         pull_home(r);
     /* a wake came while r's lock was let go, or the run is over: the
      * loop looks again (the end is decided under every lock, so a
@@ -875,6 +957,7 @@ kpn_status kpni_runners_run(kpn_net *net)
     KPNI_STORE(&net->idle, 0u);
     net->learnt = 0;
     net->learn_at = (uint64_t)LEARN_MIN * net->nchans;
+    net->trial = KPNI_TRIAL_NONE;
     if (net->cfg.learn != 0 && net->cfg.learn_grain_ns != 0 && net->cfg.policy == KPN_POLICY_WS)
         net->run_began = kpn_port_clock_ns();
     for (i = 0; i < net->nrunners; ++i) {

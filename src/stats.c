@@ -56,6 +56,7 @@ kpn_status kpn_net_stats(const kpn_net *net, kpn_stats *out)
         out->steal_attempts += r->steal_attempts;
         out->sleeps += r->sleeps;
         out->placements += r->placements;
+        out->placements_dropped += r->dropped;
         out->runner_switches[i] = r->switches;
     }
     out->runners = net->nrunners;

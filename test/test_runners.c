@@ -853,6 +853,84 @@ void test_fruitless_sleepers_are_woken_once_in_the_retry_count_of_lone_wakes(voi
     TEST_ASSERT_EQUAL_UINT(RUNNERS - 2, net->idle);
 }
 
+/* ------------------------------------------------------------ trials */
+
+/* A placement on trial stays if the net keeps its pace within 1/16 of
+ * work stealing's in the window before; the counts and times may be any
+ * size a run reaches without the products overflowing. */
+void test_a_placement_on_trial_is_kept_within_a_sixteenth_of_the_pace(void)
+{
+    const uint64_t big = (uint64_t)1 << 40, long_ns = (uint64_t)1 << 50;
+
+    TEST_ASSERT_TRUE(kpni_trial_kept(1000, 20000000, 1000, 20000000));
+    TEST_ASSERT_TRUE(kpni_trial_kept(2000, 20000000, 1000, 20000000));
+    TEST_ASSERT_TRUE(kpni_trial_kept(1500, 20000000, 1600, 20000000));  /* 15/16 */
+    TEST_ASSERT_FALSE(kpni_trial_kept(1499, 20000000, 1600, 20000000));
+    TEST_ASSERT_FALSE(kpni_trial_kept(1000, 40000000, 1000, 20000000)); /* half the pace */
+    TEST_ASSERT_TRUE(kpni_trial_kept(0, 20000000, 0, 30000000));        /* nothing carried */
+    TEST_ASSERT_FALSE(kpni_trial_kept(0, 20000000, 1, 30000000));
+    TEST_ASSERT_TRUE(kpni_trial_kept(2 * big, 2 * long_ns, big, long_ns));
+    TEST_ASSERT_TRUE(kpni_trial_kept(15 * big, long_ns, 16 * big, long_ns));
+    TEST_ASSERT_FALSE(kpni_trial_kept(14 * big, long_ns, 16 * big, long_ns));
+    TEST_ASSERT_FALSE(kpni_trial_kept(big, long_ns, big, long_ns / 2));
+}
+
+/* The trial's windows, stepped by hand with the net not running (every
+ * lock is then free to skip): work stealing's window, then the
+ * placement's; dropped when the net slows under it, and nothing more is
+ * learnt in the run; kept when it does not; learnt at once and kept with
+ * no trial (cfg.learn_trial_ns 0).  White-box: the channel's counter
+ * stands for the messages carried. */
+void test_a_placement_on_trial_is_dropped_when_the_net_slows_under_it(void)
+{
+    const uint64_t t = 1000000000u, window = 20000000u;
+    kpn_proc *a, *b;
+    kpn_chan *c;
+    kpni_runner *r0;
+    kpn_stats st;
+    int slower;
+
+    for (slower = 0; slower < 2; ++slower) {
+        init(2, KPN_POLICY_WS, KPN_WAKE_WAKER);
+        TEST_ASSERT_EQUAL_UINT(window, net->cfg.learn_trial_ns); /* the default */
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &a, "a", idle, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &b, "b", idle, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, a, b, 4, 1));
+        r0 = &net->runners[0];
+        net->parts = 2;
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_NONE, net->trial);
+
+        kpni_trial_step(r0, t); /* due: work stealing's window opens */
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_BASE, net->trial);
+        c->sent = 1600;
+        kpni_trial_step(r0, t + window - 1); /* too soon */
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_BASE, net->trial);
+        TEST_ASSERT_EQUAL_UINT(0, net->learnt);
+        kpni_trial_step(r0, t + window); /* 1600 in a window: learnt */
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_ON, net->trial);
+        TEST_ASSERT_EQUAL_UINT(1, net->learnt);
+        c->sent += slower ? 1499 : 1500; /* in a window */
+        kpni_trial_step(r0, t + 2 * window);
+        TEST_ASSERT_EQUAL_INT(slower ? KPNI_TRIAL_DROPPED : KPNI_TRIAL_KEPT, net->trial);
+        TEST_ASSERT_EQUAL_UINT(slower ? 0 : 1, net->learnt);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+        TEST_ASSERT_EQUAL_UINT64(1, st.placements);
+        TEST_ASSERT_EQUAL_UINT64(slower ? 1 : 0, st.placements_dropped);
+        c->sent += 5000;
+        kpni_trial_step(r0, t + 4 * window); /* settled for the run */
+        TEST_ASSERT_EQUAL_INT(slower ? KPNI_TRIAL_DROPPED : KPNI_TRIAL_KEPT, net->trial);
+        TEST_ASSERT_EQUAL_UINT(slower ? 0 : 1, net->learnt);
+    }
+
+    init(2, KPN_POLICY_WS, KPN_WAKE_WAKER);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &a, "a", idle, NULL, STACK));
+    net->cfg.learn_trial_ns = 0;
+    net->parts = 2;
+    kpni_trial_step(&net->runners[0], t);
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+    TEST_ASSERT_EQUAL_UINT(1, net->learnt);
+}
+
 /* Every queue emptied, then 'r' given just the processes listed (up to
  * a NULL), front to back: a white-box test's starting point. */
 static void queues(kpni_runner *r, kpn_proc *a, kpn_proc *b)
@@ -1027,6 +1105,7 @@ static kpn_stats run_learning(const rnet_graph *g, rnet_run *run, unsigned runne
 
     cfg.learn = 1u << 30;
     cfg.learn_grain_ns = 0;
+    cfg.learn_trial_ns = 0;
     cfg.cpus = cpus;
     cfg.reserve_size = 1 << 20;
     TEST_ASSERT_LESS_OR_EQUAL(sizeof arena, rnet_arena_size(g, &cfg, 1, STACK));

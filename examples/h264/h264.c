@@ -271,12 +271,13 @@ int main(int argc, char **argv)
     medr = bench_median(wall[1], runs);
 
     printf("h264: frames=%d width=%d height=%d qp=%d w=%d runners=%u runs=%d port=%s "
-           "procs=%zu chans=%zu messages=%llu steals=%llu intra_mbs=%ld skip_mbs=%ld bytes=%zu "
+           "procs=%zu chans=%zu messages=%llu steals=%llu placements=%llu placements_dropped=%llu intra_mbs=%ld skip_mbs=%ld bytes=%zu "
            "fps_sequential=%.2f fps_1=%.2f cpu_1=%.3f cpu_R=%.3f "
            "bits=%llu psnr_y=%.3f psnr=%.3f fps=%.2f speedup=%.3f checksum=%016llx verified=%d\n",
            v.frames, v.width, v.height, job.setup.qp, job.workers, runners, runs,
            KPN_BENCH_PORT, st.procs, st.chans, (unsigned long long)st.messages,
-           (unsigned long long)st.steals, want.intra_mbs, want.skip_mbs, want.bytes,
+           (unsigned long long)st.steals, (unsigned long long)st.placements,
+           (unsigned long long)st.placements_dropped, want.intra_mbs, want.skip_mbs, want.bytes,
            v.frames / t_seq, v.frames / med1, bench_median(cpu[0], runs), bench_median(cpu[1], runs),
            (unsigned long long)want.bits, py, pa, v.frames / medr, med1 / medr,
            (unsigned long long)want.checksum, same);
