@@ -234,7 +234,7 @@ typedef struct kpn_config {
      * tried.  When one falls due, work stealing runs on for a window of
      * at least this many nanoseconds, then the placement for one more,
      * each timed up to a runner's first idle look after it.  If the net
-     * carried its messages more than 1/16 slower under the placement, it
+     * carried its messages more than 1/8 slower under the placement, it
      * is dropped (kpn_stats.placements_dropped) and the run steals for
      * the rest of its time, learning nothing more; else it stays.  Which
      * wins depends on the CPUs' cost of moving a cache line between them

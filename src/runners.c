@@ -607,7 +607,7 @@ static void learn(kpni_runner *r)
  * one falls due, work stealing carries on for a window of at least T,
  * timed; then the placement is learnt, and its window timed the same
  * way, learning again as the messages double.  If the net carried its
- * messages more than 1/16 slower in that window than in the one before,
+ * messages more than 1/8 slower in that window than in the one before,
  * the placement is dropped: the runners steal again for the rest of the
  * run, from where the processes are, and learn nothing more in it.
  * Else it stays.
@@ -660,7 +660,7 @@ void kpni_trial_step(kpni_runner *r, uint64_t now)
     net->trial_msgs = msgs;
 }
 
-/* Whether 'msgs' messages in 'ns' keep, within 1/16, the pace of
+/* Whether 'msgs' messages in 'ns' keep, within 1/8, the pace of
  * 'base_msgs' in 'base_ns': both counts, and both times, halved alike
  * until the products fit in 64 bits. */
 int kpni_trial_kept(uint64_t msgs, uint64_t ns, uint64_t base_msgs, uint64_t base_ns)
@@ -673,7 +673,7 @@ int kpni_trial_kept(uint64_t msgs, uint64_t ns, uint64_t base_msgs, uint64_t bas
         ns >>= 1;
         base_ns >>= 1;
     }
-    return 16 * msgs * base_ns >= 15 * base_msgs * ns;
+    return 8 * msgs * base_ns >= 7 * base_msgs * ns;
 }
 
 /* r takes the processes the placement homes on it that are queued or

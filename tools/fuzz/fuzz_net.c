@@ -15,7 +15,9 @@
  *            512 bytes; too little is topped up with kpn_reserve_add),
  *            bit 6 the topology comes from the generator (below),
  *            bit 7 under work stealing, learn a placement at the first
- *            steal (cfg.learn 2^30, cfg.learn_grain_ns 0)
+ *            steal (cfg.learn 2^30, cfg.learn_grain_ns 0), at once
+ *            (cfg.learn_trial_ns 0) if byte 4's shift is even, else on
+ *            a trial of 1 ns windows, which each idle look closes
  *   byte 4   bits 0-3 how far the arena's start is off 16-byte alignment;
  *            bits 4-7 a short buffer for kpn_report
  *   per channel, 3 bytes: writer % procs, reader % procs,
@@ -592,7 +594,10 @@ static void describe(FILE *f, const struct spec *s)
     fprintf(f, "network: %u processes, %u channels, %u runners (cfg.cpus %u), %s, wake %s, %s, reserve %zu, shift %u%s\n",
             s->nprocs, s->nchans, s->runners, s->cpus, s->policy == KPN_POLICY_WS ? "ws" : "static",
             s->wake == KPN_WAKE_LAST ? "last" : "waker", modes[s->mode],
-            reserve_sizes[s->reserve], s->shift, s->learn_eager ? ", learning at the first steal" : "");
+            reserve_sizes[s->reserve], s->shift,
+            !s->learn_eager  ? ""
+            : s->shift & 1 ? ", learning at the first steal on trial"
+                           : ", learning at the first steal");
     if (s->generated)
         fprintf(f, "  drawn by rnet_generate: seed %llu, %d layers, %d back-edges asked, twins %d/1024\n",
                 (unsigned long long)s->shape.seed, s->shape.layers, s->shape.back_edges,
@@ -830,6 +835,7 @@ static int run_net(const struct spec *s, struct run *r, const struct ref *ref, u
     if (s->learn_eager) {
         cfg.learn = 1u << 30; /* a steal in 2^30 messages is enough */
         cfg.learn_grain_ns = 0;
+        cfg.learn_trial_ns = s->shift & 1;
     }
 
     /* The sizing functions must be upper bounds: the arena is exactly
