@@ -610,11 +610,11 @@ static void learn(kpni_runner *r)
  * messages more than 1/8 slower in that window than in the one before,
  * the placement is dropped: the runners steal again for the rest of the
  * run, from where the processes are, and learn nothing more in it.
- * Else it stays.
- * A window ends at the first idle look after T, so a placement that
- * never runs a runner dry is kept.  The pace is the channels' 'sent'
- * counters summed, which every runner may read; one runner's own count
- * would change with the share of the net the placement gives it. */
+ * Else it stays.  A window ends at the first idle look after T, so a
+ * placement that never runs a runner dry is kept.  The pace is the
+ * channels' 'sent' counters summed, which every runner may read; one
+ * runner's own count would change with the share of the net the
+ * placement gives it. */
 static uint64_t net_messages(const kpn_net *net)
 {
     const kpn_chan *c;
