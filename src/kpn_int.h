@@ -491,6 +491,7 @@ struct kpn_net {
     unsigned char sharing;
     uint64_t learn_at;
     uint64_t run_began;            /* kpn_port_clock_ns when this run began */
+    uint64_t run_msgs;             /* and the messages carried by then */
     /* The trial of the first placement learnt in a run (runners.c,
      * "Trying a placement"), under every runner's lock: where it stands
      * (KPNI_TRIAL_*), when its window began and the messages carried by

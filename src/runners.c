@@ -540,8 +540,9 @@ static void wake_missed(kpni_runner *r)
  * So an idle runner, holding every lock, asks whether stealing has
  * become a habit of a fine-grained net: whether it has stolen one process
  * for every cfg.learn messages it has sent in this run, and at least
- * LEARN_MIN in all, and sent at least one message per cfg.learn_grain_ns
- * of the run so far.  All three count.  A net that ends up on one runner
+ * LEARN_MIN in all, and whether the net has carried at least one message
+ * per cfg.learn_grain_ns of the run so far for each CPU the runners
+ * share (learn_due).  All three count.  A net that ends up on one runner
  * steals a few times as it gathers there, and a runner the machine held
  * up has its lone process taken now and then: in a small net, whose
  * learning waits for a few hundred messages, those few steals met the
@@ -554,7 +555,7 @@ static void wake_missed(kpni_runner *r)
  * steal costs it little beside the work a message carries, and its
  * processes do unequal work for equal messages, which a placement by
  * messages would split unevenly; and a fine net that steals once per
- * thousands of messages keeps its load balanced cheaply.  If so, and the
+ * hundreds of thousands of messages keeps its load balanced cheaply.  If so, and the
  * net has carried enough messages for its counts to mean something
  * (LEARN_MIN a channel), it partitions the processes as kpn_place does
  * and makes each one's part its home.  There are as many parts as the
@@ -571,9 +572,28 @@ static void wake_missed(kpni_runner *r)
  * filling, later ones its steady state. */
 #define LEARN_MIN 16u
 
-static int learn_due(const kpni_runner *r)
+/* The messages the net's channels have carried, ever: the counters are
+ * shared words every runner may read. */
+static uint64_t net_messages(const kpn_net *net)
 {
-    const kpn_net *net = r->net;
+    const kpn_chan *c;
+    uint64_t n = 0;
+
+    for (c = net->chans; c != NULL; c = c->next)
+        n += KPNI_LOAD(&c->sent);
+    return n;
+}
+
+/* The grain is the net's messages in this run for each CPU the runners
+ * share (net->parts), not the asking runner's own: runners beyond the
+ * CPUs take turns on them, and a runner that waited for one would have
+ * sent few messages for the time.  Eight runners over two CPUs trading
+ * RND-A's processes sent one message each per 2.8 us and never learnt
+ * (docs/runners.md); for the net, per CPU, it was 0.7.  A grain too
+ * coarse is looked at again when the asking runner's messages double. */
+static int learn_due(kpni_runner *r)
+{
+    kpn_net *net = r->net;
     uint64_t sent = r->messages - r->run_messages, stolen = r->steals - r->run_steals;
 
     if (net->cfg.policy != KPN_POLICY_WS || net->cfg.learn == 0 || KPN_COMPACT || sent == 0 ||
@@ -581,9 +601,14 @@ static int learn_due(const kpni_runner *r)
         return 0;
     if (net->learnt != 0)
         return 1;
-    return stolen >= LEARN_MIN && stolen >= sent / net->cfg.learn &&
-           (net->cfg.learn_grain_ns == 0 ||
-            (kpn_port_clock_ns() - net->run_began) / net->cfg.learn_grain_ns <= sent);
+    if (stolen < LEARN_MIN || stolen < sent / net->cfg.learn)
+        return 0;
+    if (net->cfg.learn_grain_ns == 0 ||
+        (kpn_port_clock_ns() - net->run_began) / net->cfg.learn_grain_ns <=
+            (net_messages(net) - net->run_msgs) / net->parts)
+        return 1;
+    net->learn_at = 2 * sent;
+    return 0;
 }
 
 static void learn(kpni_runner *r)
@@ -615,16 +640,6 @@ static void learn(kpni_runner *r)
  * channels' 'sent' counters summed, which every runner may read; one
  * runner's own count would change with the share of the net the
  * placement gives it. */
-static uint64_t net_messages(const kpn_net *net)
-{
-    const kpn_chan *c;
-    uint64_t n = 0;
-
-    for (c = net->chans; c != NULL; c = c->next)
-        n += KPNI_LOAD(&c->sent);
-    return n;
-}
-
 void kpni_trial_step(kpni_runner *r, uint64_t now)
 {
     kpn_net *net = r->net;
@@ -958,8 +973,10 @@ kpn_status kpni_runners_run(kpn_net *net)
     net->learnt = 0;
     net->learn_at = (uint64_t)LEARN_MIN * net->nchans;
     net->trial = KPNI_TRIAL_NONE;
-    if (net->cfg.learn != 0 && net->cfg.learn_grain_ns != 0 && net->cfg.policy == KPN_POLICY_WS)
+    if (net->cfg.learn != 0 && net->cfg.learn_grain_ns != 0 && net->cfg.policy == KPN_POLICY_WS) {
         net->run_began = kpn_port_clock_ns();
+        net->run_msgs = net_messages(net);
+    }
     for (i = 0; i < net->nrunners; ++i) {
         kpni_runner *r = &net->runners[i];
 
