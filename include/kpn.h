@@ -192,10 +192,11 @@ typedef struct kpn_config {
     /* Under KPN_POLICY_WS with several runners: how much stealing a
      * fine-grained run puts up with before it learns a placement instead.
      * Once a runner has stolen one process for every 'learn' messages it
-     * has sent in this run, and at least 16, while the net carries at
-     * least one message per 'learn_grain_ns' nanoseconds of it for each
-     * CPU the runners share ('cpus'), and the runner has sent at least 16
-     * per channel of the net, the runners split the processes as kpn_place
+     * has sent in this run, and at least 16, while it sends at least one
+     * message per 'learn_grain_ns' nanoseconds of it, or the net carries
+     * one per 'learn_grain_ns' for each CPU the runners share ('cpus'),
+     * and once it has sent at least 16 per channel of the net, the
+     * runners split the processes as kpn_place
      * would from the messages counted so far, and from then on each
      * process runs on its part: nothing is stolen, and a process moves to
      * its part's runner when one from there wakes it to read, or when
@@ -210,9 +211,9 @@ typedef struct kpn_config {
      * 65536; no effect in a build with the compact layout (KPN_COMPACT). */
     unsigned learn;
     /* The grain below which 'learn' applies: default 1000 (messages that
-     * carry up to about a microsecond of work each), in time a CPU takes
-     * for a message of the net, so that runners that take turns on fewer
-     * CPUs do not make the grain look coarser.  A coarser net
+     * carry up to about a microsecond of work each), timed on the asking
+     * runner or for the net per CPU, whichever is finer, so that runners
+     * that take turns on fewer CPUs do not make the grain look coarser.  A coarser net
      * steals as often for its few messages, but a steal costs it little
      * beside its work, and its processes may do unequal work for equal
      * messages, which a placement by messages would split unevenly.

@@ -492,6 +492,7 @@ struct kpn_net {
     uint64_t learn_at;
     uint64_t run_began;            /* kpn_port_clock_ns when this run began */
     uint64_t run_msgs;             /* and the messages carried by then */
+    uint64_t grain_at;             /* a runner's messages before the net's grain is looked at again */
     /* The trial of the first placement learnt in a run (runners.c,
      * "Trying a placement"), under every runner's lock: where it stands
      * (KPNI_TRIAL_*), when its window began and the messages carried by

@@ -540,9 +540,9 @@ static void wake_missed(kpni_runner *r)
  * So an idle runner, holding every lock, asks whether stealing has
  * become a habit of a fine-grained net: whether it has stolen one process
  * for every cfg.learn messages it has sent in this run, and at least
- * LEARN_MIN in all, and whether the net has carried at least one message
- * per cfg.learn_grain_ns of the run so far for each CPU the runners
- * share (learn_due).  All three count.  A net that ends up on one runner
+ * LEARN_MIN in all, and whether it has sent at least one message per
+ * cfg.learn_grain_ns of the run so far, or the net has carried one for
+ * each CPU the runners share (learn_due).  All three count.  A net that ends up on one runner
  * steals a few times as it gathers there, and a runner the machine held
  * up has its lone process taken now and then: in a small net, whose
  * learning waits for a few hundred messages, those few steals met the
@@ -584,17 +584,18 @@ static uint64_t net_messages(const kpn_net *net)
     return n;
 }
 
-/* The grain is the net's messages in this run for each CPU the runners
- * share (net->parts), not the asking runner's own: runners beyond the
- * CPUs take turns on them, and a runner that waited for one would have
- * sent few messages for the time.  Eight runners over two CPUs trading
- * RND-A's processes sent one message each per 2.8 us and never learnt
- * (docs/runners.md); for the net, per CPU, it was 0.7.  A grain too
- * coarse is looked at again when the asking runner's messages double. */
+/* The grain is the asking runner's own messages in this run, or the
+ * net's for each CPU the runners share (net->parts), whichever is finer:
+ * runners beyond the CPUs take turns on them, and a runner that waited
+ * for one has sent few messages for the time.  Eight runners over two
+ * CPUs trading RND-A's processes sent one message each per 2.8 us and
+ * never learnt (docs/runners.md); for the net, per CPU, it was 0.7.
+ * The net's count sums every channel, so it is taken again only when
+ * the asking runner's messages have doubled. */
 static int learn_due(kpni_runner *r)
 {
     kpn_net *net = r->net;
-    uint64_t sent = r->messages - r->run_messages, stolen = r->steals - r->run_steals;
+    uint64_t sent = r->messages - r->run_messages, stolen = r->steals - r->run_steals, grain;
 
     if (net->cfg.policy != KPN_POLICY_WS || net->cfg.learn == 0 || KPN_COMPACT || sent == 0 ||
         sent < net->learn_at || net->trial == KPNI_TRIAL_DROPPED)
@@ -603,12 +604,15 @@ static int learn_due(kpni_runner *r)
         return 1;
     if (stolen < LEARN_MIN || stolen < sent / net->cfg.learn)
         return 0;
-    if (net->cfg.learn_grain_ns == 0 ||
-        (kpn_port_clock_ns() - net->run_began) / net->cfg.learn_grain_ns <=
-            (net_messages(net) - net->run_msgs) / net->parts)
+    if (net->cfg.learn_grain_ns == 0)
         return 1;
-    net->learn_at = 2 * sent;
-    return 0;
+    grain = (kpn_port_clock_ns() - net->run_began) / net->cfg.learn_grain_ns;
+    if (grain <= sent)
+        return 1;
+    if (sent < net->grain_at)
+        return 0;
+    net->grain_at = 2 * sent;
+    return grain <= (net_messages(net) - net->run_msgs) / net->parts;
 }
 
 static void learn(kpni_runner *r)
@@ -976,6 +980,7 @@ kpn_status kpni_runners_run(kpn_net *net)
     if (net->cfg.learn != 0 && net->cfg.learn_grain_ns != 0 && net->cfg.policy == KPN_POLICY_WS) {
         net->run_began = kpn_port_clock_ns();
         net->run_msgs = net_messages(net);
+        net->grain_at = 0;
     }
     for (i = 0; i < net->nrunners; ++i) {
         kpni_runner *r = &net->runners[i];
