@@ -542,11 +542,11 @@ static void wake_missed(kpni_runner *r)
  * for every cfg.learn messages it has sent in this run, and at least
  * LEARN_MIN in all, and whether it has sent at least one message per
  * cfg.learn_grain_ns of the run so far, or the net has carried one for
- * each CPU the runners share (learn_due).  All three count.  A net that ends up on one runner
- * steals a few times as it gathers there, and a runner the machine held
- * up has its lone process taken now and then: in a small net, whose
- * learning waits for a few hundred messages, those few steals met the
- * ratio alone.  A 16-process ring with one token on two runners learnt a
+ * each CPU the runners share (learn_due).  All three count.  A net that
+ * ends up on one runner steals a few times as it gathers there, and a
+ * runner the machine held up has its lone process taken now and then:
+ * in a small net, whose learning waits for a few hundred messages,
+ * those few steals met the ratio alone.  A 16-process ring with one token on two runners learnt a
  * placement from 3 to 8 of them in about one run in ten, which split it
  * over the two runners: the token then crossed between them twice a lap,
  * and the ring never went solo (below).
@@ -555,9 +555,9 @@ static void wake_missed(kpni_runner *r)
  * steal costs it little beside the work a message carries, and its
  * processes do unequal work for equal messages, which a placement by
  * messages would split unevenly; and a fine net that steals once per
- * hundreds of thousands of messages keeps its load balanced cheaply.  If so, and the
- * net has carried enough messages for its counts to mean something
- * (LEARN_MIN a channel), it partitions the processes as kpn_place does
+ * hundreds of thousands of messages keeps its load balanced cheaply.
+ * If so, and the net has carried enough messages for its counts to mean
+ * something (LEARN_MIN a channel), it partitions the processes as kpn_place does
  * and makes each one's part its home.  There are as many parts as the
  * runners have CPUs (cfg.cpus, else the port's count), the first runners
  * taking them: runners beyond the CPUs would take turns on them, and
@@ -595,7 +595,7 @@ static uint64_t net_messages(const kpn_net *net)
 static int learn_due(kpni_runner *r)
 {
     kpn_net *net = r->net;
-    uint64_t sent = r->messages - r->run_messages, stolen = r->steals - r->run_steals, grain;
+    uint64_t sent = r->messages - r->run_messages, stolen = r->steals - r->run_steals, want;
 
     if (net->cfg.policy != KPN_POLICY_WS || net->cfg.learn == 0 || KPN_COMPACT || sent == 0 ||
         sent < net->learn_at || net->trial == KPNI_TRIAL_DROPPED)
@@ -606,13 +606,14 @@ static int learn_due(kpni_runner *r)
         return 0;
     if (net->cfg.learn_grain_ns == 0)
         return 1;
-    grain = (kpn_port_clock_ns() - net->run_began) / net->cfg.learn_grain_ns;
-    if (grain <= sent)
+    /* the messages the run so far must have carried at the grain */
+    want = (kpn_port_clock_ns() - net->run_began) / net->cfg.learn_grain_ns;
+    if (want <= sent)
         return 1;
     if (sent < net->grain_at)
         return 0;
     net->grain_at = 2 * sent;
-    return grain <= (net_messages(net) - net->run_msgs) / net->parts;
+    return want <= (net_messages(net) - net->run_msgs) / net->parts;
 }
 
 static void learn(kpni_runner *r)
