@@ -223,17 +223,55 @@ static kpn_status look_cross(kpn_proc *self, kpn_proc *other, kpn_chan *c, kpn_p
     return wake_mt(self, other, c, why);
 }
 
-/* A channel whose ends may run at once: the look, with no fence.  The
- * fence this pairing needs (docs/runners.md, "Why no wake-up is lost")
- * would wait, at every message, for the store just made to reach the
- * line the other core holds; instead 'self' notes the channel, and its
- * next block makes the look again after a fence (kpni_chan_flush).  The
- * look made here misses a partner only in the instant it takes to park,
- * and that partner is found by the next message, by the flush, or by
- * its own runner as soon as that runs out of work (runners.c).  A
- * process keeps one note for the channels it writes and one for those
- * it reads: moving on to another channel in the same direction makes
- * the fenced look for the old one then. */
+/* An end of 'c', which crosses, blocks on it for 'why': the other end's
+ * next message looks at it (release_cross). */
+void kpni_chan_waiting(kpn_chan *c, kpn_proc_state why)
+{
+#if KPNI_CHAN_LINES
+    KPNI_STORE_REL(&KPNI_WAITING(c, why), (size_t)1);
+#else
+    (void)c;
+    (void)why;
+#endif
+}
+
+/* Whether a message on 'c' from 'self' should look at the end that may
+ * wait for 'why': only if that end blocked since the last such look.
+ * The other end's record is on a line its runner writes at every block
+ * and switch, so a look costs a miss, and in a stream through a channel
+ * nearly every look finds the other end running; the word is on the line
+ * the message has just written.  A solo runner always looks: its blocks
+ * set no word (they take the one runner's path), and the words of every
+ * crossing channel stay set from the moment it went solo until a look
+ * after it shares again (kpni_runners_solo). */
+static KPNI_INLINE int looks_wanted(const kpn_proc *self, kpn_chan *c, kpn_proc_state why)
+{
+#if KPNI_CHAN_LINES
+    if (!KPNI_MT(self->runner))
+        return 1;
+    if (KPNI_LOAD_ACQ(&KPNI_WAITING(c, why)) == 0)
+        return 0;
+    KPNI_STORE(&KPNI_WAITING(c, why), (size_t)0);
+#else
+    (void)self;
+    (void)c;
+    (void)why;
+#endif
+    return 1;
+}
+
+/* A channel whose ends may run at once: the look, with no fence, if the
+ * other end has blocked since the last one (looks_wanted).  The fence
+ * this pairing needs (docs/runners.md, "Why no wake-up is lost") would
+ * wait, at every message, for the store just made to reach the line the
+ * other core holds; instead 'self' notes the channel, and its next block
+ * makes the look again after a fence (kpni_chan_flush).  The look made
+ * here misses a partner only in the instant it takes to park, and that
+ * partner is found by the next message, by the flush, or by its own
+ * runner as soon as that runs out of work (runners.c).  A process keeps
+ * one note for the channels it writes and one for those it reads: moving
+ * on to another channel in the same direction makes the fenced look for
+ * the old one then. */
 static KPNI_NOINLINE kpn_status release_cross(kpn_proc *self, kpn_proc *other, kpn_chan *c,
                                               kpn_proc_state why)
 {
@@ -244,6 +282,8 @@ static KPNI_NOINLINE kpn_status release_cross(kpn_proc *self, kpn_proc *other, k
             kpni_chan_flush(self, end);
         KPNI_SET_UNFENCED(self, end, c);
     }
+    if (!looks_wanted(self, c, why))
+        return KPN_OK;
     return look_cross(self, other, c, why);
 }
 
@@ -658,6 +698,10 @@ void kpni_chan_set_cross(kpn_chan *c, int cross)
         to[KPNI_RD_POS] = from[KPNI_RD_POS];
         to[KPNI_RD_RECEIVED] = from[KPNI_RD_RECEIVED];
         to[KPNI_RD_SENT] = c->sent;
+    }
+    if (cross) { /* the ends' first messages look (KPNI_WAITING) */
+        KPNI_WAITING(c, KPN_PROC_BLOCKED_READ) = 1;
+        KPNI_WAITING(c, KPN_PROC_BLOCKED_WRITE) = 1;
     }
 #endif
     KPNI_STORE(&c->cross, (unsigned char)(cross != 0));

@@ -686,7 +686,8 @@ struct kpn_chan {
     size_t rpos, received;
     size_t seen_sent;          /* 'sent' when the reader last looked */
     size_t rring_bytes;        /* the same as 'ring_bytes', on this line */
-    unsigned char pad2[KPNI_LINE - 4 * sizeof(size_t)];
+    size_t wr_waiting;         /* KPNI_WAITING: the writer may wait */
+    unsigned char pad2[KPNI_LINE - 5 * sizeof(size_t)];
     /* cold: lists */
     kpn_chan *next_out, *next_in;
     kpn_chan *next;
@@ -739,6 +740,18 @@ enum { KPNI_RD_POS, KPNI_RD_RECEIVED, KPNI_RD_SENT, KPNI_RD_BYTES };
 #endif
 #define KPNI_RD(c) ((size_t *)(void *)((unsigned char *)(c) + KPNI_RD_OFF(c)))
 #define KPNI_RECEIVED(c) (KPNI_RD(c)[KPNI_RD_RECEIVED])
+
+/* Where the ends may run at once, the word that says an end may wait on
+ * 'c' for 'why', on the line of the end that would release it: set by
+ * the blocker (sched.c, block_any), cleared by the look it asks for
+ * (chan.c, release_cross).  On the writer's line it is the word that
+ * holds the reader's position where the ends never run at once; where
+ * they may ('cross', which only a channel with the reader's words on its
+ * own line ever has: kpni_chan_set_cross), that word is free.  The
+ * compact layout has no room for either: its messages always look. */
+#if KPNI_CHAN_LINES
+#define KPNI_WAITING(c, why) (*((why) == KPN_PROC_BLOCKED_READ ? &(c)->near_rpos : &(c)->wr_waiting))
+#endif
 
 /* Input channels are shared with an interrupt handler or another thread
  * whatever KPN_THREADS says, so their counters and flags always go
@@ -1128,6 +1141,7 @@ int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why);
 void kpni_chan_set_cross(kpn_chan *c, int cross);
 void kpni_chan_flush(kpn_proc *self, int end);
 void kpni_chan_look(kpn_proc *self, kpn_chan *c, kpn_proc_state why);
+void kpni_chan_waiting(kpn_chan *c, kpn_proc_state why);
 kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
                           kpn_proc *reader, size_t msg_size, size_t capacity);
 

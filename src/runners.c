@@ -217,6 +217,10 @@ static void mark(kpn_chan *c, const kpn_proc *p, kpni_runner *to)
     }
     cross = (unsigned char)(KPNI_LOAD(&q->runner) != to);
     if (KPNI_LOAD(&c->cross) != cross) {
+        if (cross) { /* either end may have blocked while it did not cross */
+            kpni_chan_waiting(c, KPN_PROC_BLOCKED_READ);
+            kpni_chan_waiting(c, KPN_PROC_BLOCKED_WRITE);
+        }
         KPNI_STORE(&c->cross, cross);
         if (!cross)
             to->unflips++;
@@ -833,6 +837,7 @@ int kpni_runners_solo(kpni_runner *r)
 {
     kpn_net *net = r->net;
     const kpn_proc *p;
+    kpn_chan *c;
     unsigned i, dormancies = KPNI_LOAD(&net->dormancies);
 
     if (r->solo_after != 0) {
@@ -857,6 +862,13 @@ int kpni_runners_solo(kpni_runner *r)
             r->solo_tried = dormancies - 1u;
             r->solo_after = net->nprocs < (unsigned)-1 ? (unsigned)net->nprocs : (unsigned)-1;
             return 0;
+        }
+    /* Blocks while solo set no word (KPNI_WAITING): a crossing channel's
+     * first message after r shares again looks all the same. */
+    for (c = net->chans; c != NULL; c = c->next)
+        if (KPNI_LOAD(&c->cross)) {
+            kpni_chan_waiting(c, KPN_PROC_BLOCKED_READ);
+            kpni_chan_waiting(c, KPN_PROC_BLOCKED_WRITE);
         }
     r->solo = 1;
     r->solos++;

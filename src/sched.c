@@ -300,6 +300,7 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
     KPNI_STORE(&self->wait, on);
     KPNI_STORE(&self->state, why);
     if (mt && (KPNI_CROSS(on) || KPNI_UNFLIPS(r) != unflips)) {
+        kpni_chan_waiting(on, why); /* after the state: a look it asks for sees that */
         KPNI_FENCE();
         if (!kpni_chan_must_block(on, why)) {
             KPNI_STORE(&self->state, KPN_PROC_RUNNING);

@@ -712,6 +712,76 @@ void test_an_idle_runner_wakes_a_reader_whose_writer_never_looked(void)
     TEST_ASSERT_GREATER_THAN(0, blind_found_idle);
 }
 
+/* A send on a crossing channel looks at its reader only if the reader
+ * has blocked on the channel since the last look (KPNI_WAITING).  Here
+ * the reader parks each time and its runner goes to sleep, so only the
+ * send's own look can wake it before the writer blocks: the writer then
+ * waits for the message to arrive without blocking.  A block that did
+ * not ask for the look, or a send that did not make it, leaves the
+ * reader asleep and the round late. */
+static kpn_proc *asked_reader;
+static kpn_chan *asked_chan;
+static int asked_got, asked_rounds, asked_late, asked_bad, asked_word;
+
+static void asking_writer(void *arg)
+{
+    kpni_runner *other = &net->runners[1];
+    long spins;
+    int k;
+
+    (void)arg;
+    for (k = 0; k < asked_rounds; ++k) {
+        while (__atomic_load_n(&asked_reader->state, __ATOMIC_SEQ_CST) != KPN_PROC_BLOCKED_READ)
+            ;
+        for (spins = 0; spins < 1000000000L &&
+                        __atomic_load_n(&other->sleeping, __ATOMIC_SEQ_CST) != KPNI_ASLEEP;
+             ++spins)
+            ;
+        /* the reader's block asked for the look */
+        asked_word += __atomic_load_n(&KPNI_WAITING(asked_chan, KPN_PROC_BLOCKED_READ),
+                                      __ATOMIC_SEQ_CST) == 1;
+        kpn_send(asked_chan, &k);
+        for (spins = 0; spins < 1000000000L && __atomic_load_n(&asked_got, __ATOMIC_SEQ_CST) <= k;
+             ++spins)
+            ;
+        if (__atomic_load_n(&asked_got, __ATOMIC_SEQ_CST) <= k) {
+            asked_late = 1; /* not woken by the send: stop here, the test fails */
+            break;
+        }
+    }
+    kpn_close(asked_chan);
+}
+
+static void asked_receiver(void *arg)
+{
+    int v;
+    (void)arg;
+    while (kpn_recv(asked_chan, &v) == KPN_OK) {
+        asked_bad += v != __atomic_load_n(&asked_got, __ATOMIC_SEQ_CST);
+        __atomic_add_fetch(&asked_got, 1, __ATOMIC_SEQ_CST);
+    }
+}
+
+void test_a_send_wakes_a_reader_that_blocked_on_its_crossing_channel(void)
+{
+    kpn_proc *w;
+
+    init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+    asked_rounds = SLOW ? 5 : 20;
+    asked_got = asked_late = asked_bad = asked_word = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "writer", asking_writer, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK,
+                          kpn_spawn(net, &asked_reader, "reader", asked_receiver, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(w, 0));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(asked_reader, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &asked_chan, w, asked_reader, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(0, asked_late);
+    TEST_ASSERT_EQUAL_INT(0, asked_bad);
+    TEST_ASSERT_EQUAL_INT(asked_rounds, asked_got);
+    TEST_ASSERT_EQUAL_INT(asked_rounds, asked_word);
+}
+
 /* Under work stealing a process that blocks and must walk lets go of its
  * runner's lock to take every lock, and may be woken in that moment
  * while it still runs there (docs/runners.md).  Until it parks, neither

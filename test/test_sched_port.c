@@ -426,6 +426,100 @@ void test_a_block_whose_own_wake_stops_its_channel_crossing_looks_at_it_again(vo
     TEST_ASSERT_EQUAL_INT(0, r1->lock);
 }
 
+/* ---- several runners: the word that asks a message to look ---- */
+
+/*
+ * A message on a crossing channel looks at the other end's record only
+ * if that end has blocked on the channel since the last look: the
+ * blocker sets a word on the line of the end that would release it
+ * (KPNI_WAITING), before its fenced look at the channel, so even a block
+ * that finds the channel changed and goes on has set it.  A run starts
+ * with every crossing channel's words set.  No thread runs; the test is
+ * runner 0's thread.
+ */
+void test_a_block_on_a_crossing_channel_asks_the_other_ends_next_message_to_look(void)
+{
+    kpn_proc *b, *w;
+    kpn_chan *on, *back;
+    kpni_runner *r0, *r1;
+
+    kpn_port_sem_init_IgnoreAndReturn(0);
+    init_net(2);
+    kpn_port_init_Ignore();
+    b = spawn();
+    w = spawn();
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &on, w, b, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &back, b, w, sizeof(int), 1));
+    r0 = &net->runners[0];
+    r1 = &net->runners[1];
+    TEST_ASSERT_TRUE(b->runner == r0 && w->runner == r1);
+    TEST_ASSERT_TRUE(kpni_queue_pop_front(r0) == b && kpni_queue_pop_front(r1) == w);
+    kpni_runners_mark(net);
+    TEST_ASSERT_TRUE(on->cross && back->cross);
+    TEST_ASSERT_EQUAL_size_t(1, KPNI_WAITING(on, KPN_PROC_BLOCKED_READ));
+    TEST_ASSERT_EQUAL_size_t(1, KPNI_WAITING(back, KPN_PROC_BLOCKED_WRITE));
+    KPNI_WAITING(on, KPN_PROC_BLOCKED_READ) = 0; /* as after the first looks */
+    KPNI_WAITING(on, KPN_PROC_BLOCKED_WRITE) = 0;
+    KPNI_WAITING(back, KPN_PROC_BLOCKED_READ) = 0;
+    KPNI_WAITING(back, KPN_PROC_BLOCKED_WRITE) = 0;
+    b->state = KPN_PROC_RUNNING;
+    r0->current = b;
+
+    /* b found 'on' empty; w's message lands as b blocks: b goes on */
+    on->sent = 1;
+    kpni_sched_block(b, KPN_PROC_BLOCKED_READ, on);
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_RUNNING, b->state);
+    TEST_ASSERT_EQUAL_size_t(1, KPNI_WAITING(on, KPN_PROC_BLOCKED_READ));
+    TEST_ASSERT_EQUAL_size_t(0, KPNI_WAITING(on, KPN_PROC_BLOCKED_WRITE));
+
+    /* b found 'back' full; w takes the message as b blocks: b goes on */
+    back->sent = 1;
+    KPNI_RECEIVED(back) = 1;
+    kpni_sched_block(b, KPN_PROC_BLOCKED_WRITE, back);
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_RUNNING, b->state);
+    TEST_ASSERT_EQUAL_size_t(1, KPNI_WAITING(back, KPN_PROC_BLOCKED_WRITE));
+    TEST_ASSERT_EQUAL_size_t(0, KPNI_WAITING(back, KPN_PROC_BLOCKED_READ));
+    TEST_ASSERT_EQUAL_INT(0, r0->lock);
+    TEST_ASSERT_EQUAL_INT(0, r1->lock);
+}
+
+/* A runner that goes solo blocks as one runner does, setting no word, and
+ * its messages look whatever the words say; so the words of every
+ * crossing channel (while solo, only those that cross for the whole run,
+ * such as an input) are set as it goes solo, for the first message after
+ * it shares again. */
+void test_a_runner_going_solo_asks_every_crossing_channel_to_look(void)
+{
+    kpn_proc *b;
+    kpn_chan *in;
+    kpni_runner *r0, *r1;
+
+    kpn_port_sem_init_IgnoreAndReturn(0);
+    init_net(2);
+    kpn_port_init_Ignore();
+    b = spawn();
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &in, b, sizeof(int), 1));
+    r0 = &net->runners[0];
+    r1 = &net->runners[1];
+    TEST_ASSERT_TRUE(b->runner == r0 && kpni_queue_pop_front(r0) == b);
+    kpni_runners_mark(net);
+    TEST_ASSERT_TRUE(in->cross);
+    KPNI_WAITING(in, KPN_PROC_BLOCKED_READ) = 0;
+    KPNI_WAITING(in, KPN_PROC_BLOCKED_WRITE) = 0;
+    /* runner 1 has slept through several wakes that found nothing */
+    r1->dormant = 1;
+    r1->sleeping = KPNI_ASLEEP;
+    r1->fruitless = KPNI_FRUITLESS;
+    b->state = KPN_PROC_RUNNING;
+    r0->current = b;
+    kpni_lock(r0);
+    TEST_ASSERT_EQUAL_INT(1, kpni_runners_solo(r0));
+    TEST_ASSERT_EQUAL_INT(0, r0->mt);
+    TEST_ASSERT_EQUAL_INT(0, r0->lock);
+    TEST_ASSERT_EQUAL_size_t(1, KPNI_WAITING(in, KPN_PROC_BLOCKED_READ));
+    TEST_ASSERT_EQUAL_size_t(1, KPNI_WAITING(in, KPN_PROC_BLOCKED_WRITE));
+}
+
 /* ---- the CPUs a learnt placement may use ---- */
 
 /* cfg.cpus when set, and then the port is not asked; else the port's
