@@ -235,6 +235,14 @@ void kpni_chan_waiting(kpn_chan *c, kpn_proc_state why)
 #endif
 }
 
+/* Either end of 'c' may have blocked on it without saying so (it did not
+ * cross then, or its runner was solo): the next message each way looks. */
+void kpni_chan_ask_looks(kpn_chan *c)
+{
+    kpni_chan_waiting(c, KPN_PROC_BLOCKED_READ);
+    kpni_chan_waiting(c, KPN_PROC_BLOCKED_WRITE);
+}
+
 /* Whether a message on 'c' from 'self' should look at the end that may
  * wait for 'why': only if that end blocked since the last such look.
  * The other end's record is on a line its runner writes at every block
@@ -699,10 +707,8 @@ void kpni_chan_set_cross(kpn_chan *c, int cross)
         to[KPNI_RD_RECEIVED] = from[KPNI_RD_RECEIVED];
         to[KPNI_RD_SENT] = c->sent;
     }
-    if (cross) { /* the ends' first messages look (KPNI_WAITING) */
-        KPNI_WAITING(c, KPN_PROC_BLOCKED_READ) = 1;
-        KPNI_WAITING(c, KPN_PROC_BLOCKED_WRITE) = 1;
-    }
+    if (cross)
+        kpni_chan_ask_looks(c);
 #endif
     KPNI_STORE(&c->cross, (unsigned char)(cross != 0));
 }

@@ -1142,6 +1142,7 @@ void kpni_chan_set_cross(kpn_chan *c, int cross);
 void kpni_chan_flush(kpn_proc *self, int end);
 void kpni_chan_look(kpn_proc *self, kpn_chan *c, kpn_proc_state why);
 void kpni_chan_waiting(kpn_chan *c, kpn_proc_state why);
+void kpni_chan_ask_looks(kpn_chan *c);
 kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
                           kpn_proc *reader, size_t msg_size, size_t capacity);
 

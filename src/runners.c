@@ -217,10 +217,8 @@ static void mark(kpn_chan *c, const kpn_proc *p, kpni_runner *to)
     }
     cross = (unsigned char)(KPNI_LOAD(&q->runner) != to);
     if (KPNI_LOAD(&c->cross) != cross) {
-        if (cross) { /* either end may have blocked while it did not cross */
-            kpni_chan_waiting(c, KPN_PROC_BLOCKED_READ);
-            kpni_chan_waiting(c, KPN_PROC_BLOCKED_WRITE);
-        }
+        if (cross)
+            kpni_chan_ask_looks(c);
         KPNI_STORE(&c->cross, cross);
         if (!cross)
             to->unflips++;
@@ -866,10 +864,8 @@ int kpni_runners_solo(kpni_runner *r)
     /* Blocks while solo set no word (KPNI_WAITING): a crossing channel's
      * first message after r shares again looks all the same. */
     for (c = net->chans; c != NULL; c = c->next)
-        if (KPNI_LOAD(&c->cross)) {
-            kpni_chan_waiting(c, KPN_PROC_BLOCKED_READ);
-            kpni_chan_waiting(c, KPN_PROC_BLOCKED_WRITE);
-        }
+        if (KPNI_LOAD(&c->cross))
+            kpni_chan_ask_looks(c);
     r->solo = 1;
     r->solos++;
     KPNI_STORE(&net->solo, 1);
