@@ -248,10 +248,13 @@ void kpni_chan_ask_looks(kpn_chan *c)
  * The other end's record is on a line its runner writes at every block
  * and switch, so a look costs a miss, and in a stream through a channel
  * nearly every look finds the other end running; the word is on the line
- * the message has just written.  A solo runner always looks: its blocks
- * set no word (they take the one runner's path), and the words of every
- * crossing channel stay set from the moment it went solo until a look
- * after it shares again (kpni_runners_solo). */
+ * the message has just written.  The clear is a plain store: a block
+ * that sets the word again as it lands is missed as a block in the
+ * instant before its word shows is (release_cross says what finds it).
+ * A solo runner always looks: its blocks set no word (they take the one
+ * runner's path), and the words of every crossing channel stay set from
+ * the moment it went solo until a look after it shares again
+ * (kpni_runners_solo). */
 static KPNI_INLINE int looks_wanted(const kpn_proc *self, kpn_chan *c, kpn_proc_state why)
 {
 #if KPNI_CHAN_LINES
