@@ -228,10 +228,13 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
     KPNI_UNPOISON(mem, size);
     net = (kpn_net *)(void *)arena.base;
     /* A net already here: give its guard pages back, and take the next
-     * serial so its handles go stale. */
+     * serial so its handles go stale.  The memory may have held a net at
+     * another offset since, over this one's fields but its tag: its
+     * process list is followed only if its arena is this memory's. */
     if (net->magic == KPNI_NET_MAGIC || net->magic == KPNI_NET_RELEASED) {
         serial = net->serial + 1;
-        if (net->magic == KPNI_NET_MAGIC)
+        if (net->magic == KPNI_NET_MAGIC && net->arena.base == arena.base &&
+            net->arena.next >= arena.base && net->arena.next <= arena.end)
             kpni_proc_unguard_all(net);
     } else {
         serial = trace_serial(net, mem, size);

@@ -254,10 +254,12 @@ void kpni_proc_unguard_all(kpn_net *net)
 {
 #if KPN_GUARD_PAGES
     kpn_proc *p;
+    /* no more records than the arena holds, should the list loop */
+    size_t left = (size_t)(net->arena.next - net->arena.base) / sizeof *p;
 
     if (net->page == 0)
         return;
-    for (p = net->procs; p != NULL && kpni_in_arena(net, p, sizeof *p) &&
+    for (p = net->procs; p != NULL && left-- > 0 && kpni_in_arena(net, p, sizeof *p) &&
                          p->magic == KPNI_PROC_MAGIC; p = p->next) {
         if (p->guard != NULL && (uintptr_t)p->guard % net->page == 0 &&
             p->guard >= net->arena.base && p->guard < (unsigned char *)p)

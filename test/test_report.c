@@ -115,6 +115,38 @@ void test_a_net_with_damaged_bookkeeping_is_named_not_read(void)
     TEST_ASSERT_FALSE(kt_contains(text, "damaged"));
 }
 
+/* kpn_net_init gives back the guard pages of a net it finds where the new
+ * one goes, by its tag.  Memory reused since for a net at another offset
+ * may have written over the fields behind that tag: a page size, an
+ * arena and a process list that are another net's bytes.  They are
+ * followed only where the arena is this very memory, and a list that
+ * loops is followed no further than the arena holds records. */
+static void idle_proc(void *arg) { (void)arg; }
+
+void test_a_net_header_written_over_behind_its_tag_is_not_followed(void)
+{
+    kpn_proc *p;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle_proc, NULL, 16384));
+#if KPN_GUARD_PAGES
+    net->page = 4096;
+#endif
+    net->arena.base = NULL;
+    net->arena.next = (unsigned char *)(uintptr_t)-1;
+    net->procs = (kpn_proc *)(uintptr_t)0x400;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
+
+    /* the arena this memory's, the list a loop */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle_proc, NULL, 16384));
+#if KPN_GUARD_PAGES
+    net->page = 4096;
+#endif
+    p->next = p;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle_proc, NULL, 16384));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+}
+
 /* More true deadlocks than the net keeps a record of: the report names
  * those it recorded and counts the rest. */
 #define PAIRS (KPNI_DEADLOCK_RECORDS + 2)
