@@ -230,11 +230,10 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
     /* A net already here: give its guard pages back, and take the next
      * serial so its handles go stale.  The memory may have held a net at
      * another offset since, over this one's fields but its tag: its
-     * process list is followed only if its arena is this memory's. */
+     * process list is followed only if the rest of its header holds. */
     if (net->magic == KPNI_NET_MAGIC || net->magic == KPNI_NET_RELEASED) {
         serial = net->serial + 1;
-        if (net->magic == KPNI_NET_MAGIC && net->arena.base == arena.base &&
-            net->arena.next >= arena.base && net->arena.next <= arena.end)
+        if (kpni_net_sane(net))
             kpni_proc_unguard_all(net);
     } else {
         serial = trace_serial(net, mem, size);

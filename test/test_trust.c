@@ -470,3 +470,24 @@ void test_guard_pages_need_a_page_aligned_arena_and_come_back_on_release(void)
     }
     TEST_ASSERT_TRUE(outside_untouched(SPACE));
 }
+
+/* kpn_net_init over a net gives back every guard page of that net, also
+ * when it is given less of the memory than that net had. */
+void test_a_net_made_again_in_less_memory_gives_back_every_guard_page(void)
+{
+    kpn_config cfg;
+    kpn_net *net;
+    kpn_proc *p;
+    size_t i;
+
+    kpn_config_default(&cfg);
+    cfg.guard_pages = 1;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, SPACE, &cfg));
+    for (i = 0; i < 8; ++i)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, 8192));
+    cfg.guard_pages = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, SPACE / 16, &cfg));
+    for (i = 0; i < SPACE; ++i) /* faults on a page still protected */
+        arena[i] = 0;
+    TEST_ASSERT_TRUE(outside_untouched(SPACE));
+}
