@@ -625,6 +625,81 @@ void test_a_deadlock_closed_by_a_read_is_resolved_as_it_closes(void)
 }
 
 /* ------------------------------------------------------------ missed looks */
+/* Two tests of who wakes a reader on another runner: a writer on runner
+ * 0 sends one message a round to a reader pinned to runner 1, once the
+ * reader has parked and its runner has gone idle, and waits for it to
+ * arrive without blocking, so that the writer's own block makes no look.
+ * A round that does not arrive is late: the test stops there and fails. */
+static struct rounds {
+    kpn_proc *writer, *reader;
+    kpn_chan *chan;
+    int rounds, got, bad, late;
+} rd;
+
+/* Spins while the int at 'p' is 'v' (or, with 'equal' 0, while it is
+ * not), for at most a billion looks; whether it stopped doing so. */
+static int spin_while(const int *p, int v, int equal)
+{
+    long spins;
+
+    for (spins = 0; spins < 1000000000L && (__atomic_load_n(p, __ATOMIC_SEQ_CST) == v) == equal;
+         ++spins)
+        ;
+    return (__atomic_load_n(p, __ATOMIC_SEQ_CST) == v) != equal;
+}
+
+/* The start of the writer's round: the reader has parked, and its runner
+ * is idle (asleep, if 'asleep_only'; else spinning or asleep). */
+static void round_start(int asleep_only)
+{
+    kpni_runner *other = &net->runners[1];
+
+    while (__atomic_load_n(&rd.reader->state, __ATOMIC_SEQ_CST) != KPN_PROC_BLOCKED_READ)
+        ;
+    if (asleep_only)
+        (void)spin_while(&other->sleeping, KPNI_ASLEEP, 0);
+    else
+        (void)spin_while(&other->sleeping, KPNI_AWAKE, 1);
+}
+
+/* The end of round k: whether its message arrived (one a round: the
+ * count goes from k to k + 1). */
+static int round_done(int k)
+{
+    if (spin_while(&rd.got, k, 1))
+        return 1;
+    rd.late = 1;
+    return 0;
+}
+
+static void rounds_receiver(void *arg)
+{
+    int v;
+    (void)arg;
+    while (kpn_recv(rd.chan, &v) == KPN_OK) {
+        rd.bad += v != __atomic_load_n(&rd.got, __ATOMIC_SEQ_CST);
+        __atomic_add_fetch(&rd.got, 1, __ATOMIC_SEQ_CST);
+    }
+}
+
+/* The net of both tests, run; 'writer' the writer's body. */
+static void run_rounds(void (*writer)(void *), int rounds)
+{
+    init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+    memset(&rd, 0, sizeof rd);
+    rd.rounds = rounds;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &rd.writer, "writer", writer, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK,
+                          kpn_spawn(net, &rd.reader, "reader", rounds_receiver, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(rd.writer, 0));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(rd.reader, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &rd.chan, rd.writer, rd.reader, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(0, rd.late);
+    TEST_ASSERT_EQUAL_INT(0, rd.bad);
+    TEST_ASSERT_EQUAL_INT(rounds, rd.got);
+}
+
 /* A send on a crossing channel looks at the reader without a fence, and
  * may miss one that is parking at that very instant; the reader's runner,
  * idle, must find it.  Here the writer puts each message in the ring
@@ -632,9 +707,7 @@ void test_a_deadlock_closed_by_a_read_is_resolved_as_it_closes(void)
  * runner spins idle: only that runner's look can wake it.  If
  * the runner was already asleep (the writer was held up), the round
  * falls back to the writer's fenced look, as its next block would. */
-static kpn_proc *blind_reader, *blind_writer_proc;
-static kpn_chan *blind_chan;
-static int blind_got, blind_rounds, blind_found_idle, blind_late, blind_bad;
+static int blind_found_idle;
 
 static void put_without_look(kpn_chan *c, int v)
 {
@@ -648,138 +721,63 @@ static void put_without_look(kpn_chan *c, int v)
 static void blind_writer(void *arg)
 {
     kpni_runner *other = &net->runners[1];
-    kpn_proc *self = blind_writer_proc;
-    long spins;
     int k;
 
     (void)arg;
-    for (k = 0; k < blind_rounds; ++k) {
-        while (__atomic_load_n(&blind_reader->state, __ATOMIC_SEQ_CST) != KPN_PROC_BLOCKED_READ)
-            ;
-        /* parked, and its runner has nothing else to do */
-        for (spins = 0; spins < 1000000000L &&
-                        __atomic_load_n(&other->sleeping, __ATOMIC_SEQ_CST) == KPNI_AWAKE;
-             ++spins)
-            ;
-        put_without_look(blind_chan, k);
+    for (k = 0; k < rd.rounds; ++k) {
+        round_start(0); /* parked, and its runner has nothing else to do */
+        put_without_look(rd.chan, k);
         __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the put, then the look at 'other' */
         if (__atomic_load_n(&other->sleeping, __ATOMIC_SEQ_CST) == KPNI_SPINNING) {
             blind_found_idle++;
         } else {
             /* asleep already: the look a block makes */
-            self->unfenced[KPNI_WRITES] = blind_chan;
-            kpni_chan_flush(self, KPNI_WRITES);
+            rd.writer->unfenced[KPNI_WRITES] = rd.chan;
+            kpni_chan_flush(rd.writer, KPNI_WRITES);
         }
-        for (spins = 0; spins < 1000000000L && __atomic_load_n(&blind_got, __ATOMIC_SEQ_CST) <= k;
-             ++spins)
-            ;
-        if (__atomic_load_n(&blind_got, __ATOMIC_SEQ_CST) <= k) {
-            blind_late = 1; /* never woken: stop here, the test fails */
+        if (!round_done(k))
             break;
-        }
     }
-    kpn_close(blind_chan);
-}
-
-static void blind_receiver(void *arg)
-{
-    int v;
-    (void)arg;
-    while (kpn_recv(blind_chan, &v) == KPN_OK) {
-        blind_bad += v != __atomic_load_n(&blind_got, __ATOMIC_SEQ_CST);
-        __atomic_add_fetch(&blind_got, 1, __ATOMIC_SEQ_CST);
-    }
+    kpn_close(rd.chan);
 }
 
 void test_an_idle_runner_wakes_a_reader_whose_writer_never_looked(void)
 {
-    kpn_proc *w;
-
-    init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
-    blind_rounds = SLOW ? 20 : 200;
-    blind_got = blind_found_idle = blind_late = blind_bad = 0;
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "writer", blind_writer, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK,
-                          kpn_spawn(net, &blind_reader, "reader", blind_receiver, NULL, STACK));
-    blind_writer_proc = w;
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(w, 0));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(blind_reader, 1));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &blind_chan, w, blind_reader, sizeof(int), 1));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
-    TEST_ASSERT_EQUAL_INT(0, blind_late);
-    TEST_ASSERT_EQUAL_INT(0, blind_bad);
-    TEST_ASSERT_EQUAL_INT(blind_rounds, blind_got);
+    blind_found_idle = 0;
+    run_rounds(blind_writer, SLOW ? 20 : 200);
     TEST_ASSERT_GREATER_THAN(0, blind_found_idle);
 }
 
 /* A send on a crossing channel looks at its reader only if the reader
  * has blocked on the channel since the last look (KPNI_WAITING).  Here
  * the reader parks each time and its runner goes to sleep, so only the
- * send's own look can wake it before the writer blocks: the writer then
- * waits for the message to arrive without blocking.  A block that did
- * not ask for the look, or a send that did not make it, leaves the
+ * send's own look can wake it before the writer blocks.  A block that
+ * did not ask for the look, or a send that did not make it, leaves the
  * reader asleep and the round late. */
-static kpn_proc *asked_reader;
-static kpn_chan *asked_chan;
-static int asked_got, asked_rounds, asked_late, asked_bad, asked_word;
+static int asked_word;
 
 static void asking_writer(void *arg)
 {
-    kpni_runner *other = &net->runners[1];
-    long spins;
     int k;
 
     (void)arg;
-    for (k = 0; k < asked_rounds; ++k) {
-        while (__atomic_load_n(&asked_reader->state, __ATOMIC_SEQ_CST) != KPN_PROC_BLOCKED_READ)
-            ;
-        for (spins = 0; spins < 1000000000L &&
-                        __atomic_load_n(&other->sleeping, __ATOMIC_SEQ_CST) != KPNI_ASLEEP;
-             ++spins)
-            ;
+    for (k = 0; k < rd.rounds; ++k) {
+        round_start(1);
         /* the reader's block asked for the look */
-        asked_word += __atomic_load_n(&KPNI_WAITING(asked_chan, KPN_PROC_BLOCKED_READ),
+        asked_word += __atomic_load_n(&KPNI_WAITING(rd.chan, KPN_PROC_BLOCKED_READ),
                                       __ATOMIC_SEQ_CST) == 1;
-        kpn_send(asked_chan, &k);
-        for (spins = 0; spins < 1000000000L && __atomic_load_n(&asked_got, __ATOMIC_SEQ_CST) <= k;
-             ++spins)
-            ;
-        if (__atomic_load_n(&asked_got, __ATOMIC_SEQ_CST) <= k) {
-            asked_late = 1; /* not woken by the send: stop here, the test fails */
+        kpn_send(rd.chan, &k);
+        if (!round_done(k))
             break;
-        }
     }
-    kpn_close(asked_chan);
-}
-
-static void asked_receiver(void *arg)
-{
-    int v;
-    (void)arg;
-    while (kpn_recv(asked_chan, &v) == KPN_OK) {
-        asked_bad += v != __atomic_load_n(&asked_got, __ATOMIC_SEQ_CST);
-        __atomic_add_fetch(&asked_got, 1, __ATOMIC_SEQ_CST);
-    }
+    kpn_close(rd.chan);
 }
 
 void test_a_send_wakes_a_reader_that_blocked_on_its_crossing_channel(void)
 {
-    kpn_proc *w;
-
-    init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
-    asked_rounds = SLOW ? 5 : 20;
-    asked_got = asked_late = asked_bad = asked_word = 0;
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "writer", asking_writer, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK,
-                          kpn_spawn(net, &asked_reader, "reader", asked_receiver, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(w, 0));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(asked_reader, 1));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &asked_chan, w, asked_reader, sizeof(int), 1));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
-    TEST_ASSERT_EQUAL_INT(0, asked_late);
-    TEST_ASSERT_EQUAL_INT(0, asked_bad);
-    TEST_ASSERT_EQUAL_INT(asked_rounds, asked_got);
-    TEST_ASSERT_EQUAL_INT(asked_rounds, asked_word);
+    asked_word = 0;
+    run_rounds(asking_writer, SLOW ? 5 : 20);
+    TEST_ASSERT_EQUAL_INT(rd.rounds, asked_word);
 }
 
 /* Under work stealing a process that blocks and must walk lets go of its

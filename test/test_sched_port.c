@@ -377,6 +377,29 @@ void test_a_guard_page_the_system_refuses_gives_ENOMEM_and_carves_nothing(void)
 
 /* ---- several runners: a block whose own wake stops its channel crossing ---- */
 
+/* Two runners under work stealing (a woken reader joins the waker's
+ * runner) and two processes, b on runner 0 and w on runner 1, taken off
+ * their queues as if each ran there: 'on' from w to b and 'back' from b
+ * to w, both crossing. */
+static void two_crossing_ends(kpn_proc **b, kpn_proc **w, kpn_chan **on, kpn_chan **back)
+{
+    kpni_runner *r0, *r1;
+
+    kpn_port_sem_init_IgnoreAndReturn(0);
+    init_net(2);
+    kpn_port_init_Ignore();
+    *b = spawn();
+    *w = spawn();
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, on, *w, *b, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, back, *b, *w, sizeof(int), 1));
+    r0 = &net->runners[0];
+    r1 = &net->runners[1];
+    TEST_ASSERT_TRUE((*b)->runner == r0 && (*w)->runner == r1); /* spawn order, i mod 2 */
+    TEST_ASSERT_TRUE(kpni_queue_pop_front(r0) == *b && kpni_queue_pop_front(r1) == *w);
+    kpni_runners_mark(net);
+    TEST_ASSERT_TRUE((*on)->cross && (*back)->cross);
+}
+
 /*
  * b, on runner 0, found its input 'on' empty while w, the writer, ran on
  * runner 1.  Meanwhile w sent on 'on', looked at b without a fence (b was
@@ -393,19 +416,9 @@ void test_a_block_whose_own_wake_stops_its_channel_crossing_looks_at_it_again(vo
     kpn_chan *on, *x;
     kpni_runner *r0, *r1;
 
-    kpn_port_sem_init_IgnoreAndReturn(0);
-    init_net(2); /* work stealing, a woken process joins the waker's runner */
-    kpn_port_init_Ignore();
-    b = spawn();
-    w = spawn();
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &on, w, b, sizeof(int), 1));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &x, b, w, sizeof(int), 1));
+    two_crossing_ends(&b, &w, &on, &x);
     r0 = &net->runners[0];
     r1 = &net->runners[1];
-    TEST_ASSERT_TRUE(b->runner == r0 && w->runner == r1); /* spawn order, i mod 2 */
-    TEST_ASSERT_TRUE(kpni_queue_pop_front(r0) == b && kpni_queue_pop_front(r1) == w);
-    kpni_runners_mark(net);
-    TEST_ASSERT_TRUE(on->cross && x->cross);
 
     b->state = KPN_PROC_RUNNING;
     r0->current = b;
@@ -443,19 +456,9 @@ void test_a_block_on_a_crossing_channel_asks_the_other_ends_next_message_to_look
     kpn_chan *on, *back;
     kpni_runner *r0, *r1;
 
-    kpn_port_sem_init_IgnoreAndReturn(0);
-    init_net(2);
-    kpn_port_init_Ignore();
-    b = spawn();
-    w = spawn();
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &on, w, b, sizeof(int), 1));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &back, b, w, sizeof(int), 1));
+    two_crossing_ends(&b, &w, &on, &back);
     r0 = &net->runners[0];
     r1 = &net->runners[1];
-    TEST_ASSERT_TRUE(b->runner == r0 && w->runner == r1);
-    TEST_ASSERT_TRUE(kpni_queue_pop_front(r0) == b && kpni_queue_pop_front(r1) == w);
-    kpni_runners_mark(net);
-    TEST_ASSERT_TRUE(on->cross && back->cross);
     TEST_ASSERT_EQUAL_size_t(1, KPNI_WAITING(on, KPN_PROC_BLOCKED_READ));
     TEST_ASSERT_EQUAL_size_t(1, KPNI_WAITING(back, KPN_PROC_BLOCKED_WRITE));
     KPNI_WAITING(on, KPN_PROC_BLOCKED_READ) = 0; /* as after the first looks */
