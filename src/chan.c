@@ -224,7 +224,8 @@ static kpn_status look_cross(kpn_proc *self, kpn_proc *other, kpn_chan *c, kpn_p
 }
 
 /* An end of 'c', which crosses, blocks on it for 'why': the other end's
- * next message looks at it (release_cross). */
+ * messages and flush look at it (release_cross, kpni_chan_flush) until
+ * it runs again (kpni_chan_woken). */
 void kpni_chan_waiting(kpn_chan *c, kpn_proc_state why)
 {
 #if KPNI_CHAN_LINES
@@ -243,36 +244,48 @@ void kpni_chan_ask_looks(kpn_chan *c)
     kpni_chan_waiting(c, KPN_PROC_BLOCKED_WRITE);
 }
 
-/* Whether a message on 'c' from 'self' should look at the end that may
- * wait for 'why': only if that end blocked since the last such look.
+/* The end of 'c' that blocked on it for 'why' runs again: made ready
+ * (kpni_sched_ready_mt, under its runner's lock) or going on after its
+ * fenced look found the channel changed (sched.c, block_any).  No look
+ * need find it until it blocks again.  Not where the writer's line holds
+ * the reader's position instead (kpni_chan_set_cross). */
+void kpni_chan_woken(kpn_chan *c, kpn_proc_state why)
+{
+#if KPNI_CHAN_LINES
+    size_t *word = &KPNI_WAITING(c, why);
+
+    if ((why == KPN_PROC_BLOCKED_WRITE || c->rd_off != offsetof(kpn_chan, near_rpos)) &&
+        KPNI_LOAD(word) != 0)
+        KPNI_STORE(word, (size_t)0);
+#else
+    (void)c;
+    (void)why;
+#endif
+}
+
+/* Whether a look from 'self' at the end of 'c' that may wait for 'why'
+ * can find it waiting: only if that end's word is set (KPNI_WAITING).
  * The other end's record is on a line its runner writes at every block
  * and switch, so a look costs a miss, and in a stream through a channel
- * nearly every look finds the other end running; the word is on the line
- * the message has just written.  The clear is a plain store: a block
- * that sets the word again as it lands is missed as a block in the
- * instant before its word shows is (release_cross says what finds it).
- * A solo runner always looks: its blocks set no word (they take the one
- * runner's path), and the words of every crossing channel stay set from
- * the moment it went solo until a look after it shares again
- * (kpni_runners_solo). */
+ * nearly every look finds the other end running; the word is on the
+ * looker's own line.  A solo runner always looks: its blocks set no word
+ * (they take the one runner's path), and the words of every crossing
+ * channel stay set from the moment it went solo until its processes are
+ * woken after it shares again (kpni_runners_solo). */
 static KPNI_INLINE int looks_wanted(const kpn_proc *self, kpn_chan *c, kpn_proc_state why)
 {
 #if KPNI_CHAN_LINES
-    if (!KPNI_MT(self->runner))
-        return 1;
-    if (KPNI_LOAD_ACQ(&KPNI_WAITING(c, why)) == 0)
-        return 0;
-    KPNI_STORE(&KPNI_WAITING(c, why), (size_t)0);
+    return !KPNI_MT(self->runner) || KPNI_LOAD_ACQ(&KPNI_WAITING(c, why)) != 0;
 #else
     (void)self;
     (void)c;
     (void)why;
-#endif
     return 1;
+#endif
 }
 
 /* A channel whose ends may run at once: the look, with no fence, if the
- * other end has blocked since the last one (looks_wanted).  The fence
+ * other end may wait on the channel (looks_wanted).  The fence
  * this pairing needs (docs/runners.md, "Why no wake-up is lost") would
  * wait, at every message, for the store just made to reach the line the
  * other core holds; instead 'self' notes the channel, and its next block
@@ -313,10 +326,15 @@ void kpni_chan_look(kpn_proc *self, kpn_chan *c, kpn_proc_state why)
 void kpni_chan_flush(kpn_proc *self, int end)
 {
     kpn_chan *c = KPNI_UNFENCED(self, end);
+    kpn_proc_state why = end == KPNI_WRITES ? KPN_PROC_BLOCKED_READ : KPN_PROC_BLOCKED_WRITE;
 
     KPNI_SET_UNFENCED(self, end, (kpn_chan *)NULL);
     KPNI_FENCE();
-    kpni_chan_look(self, c, end == KPNI_WRITES ? KPN_PROC_BLOCKED_READ : KPN_PROC_BLOCKED_WRITE);
+    /* A word clear after the fence: the other end is not parked on 'c',
+     * and a block of it that comes now finds self's messages after its
+     * own fence (Dekker, on the word and the counters). */
+    if (looks_wanted(self, c, why))
+        kpni_chan_look(self, c, why);
 }
 
 /* Release 'other' if it is blocked on 'c' for 'why'; 'self' has just

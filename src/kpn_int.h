@@ -743,8 +743,9 @@ enum { KPNI_RD_POS, KPNI_RD_RECEIVED, KPNI_RD_SENT, KPNI_RD_BYTES };
 
 /* Where the ends may run at once, the word that says an end may wait on
  * 'c' for 'why', on the line of the end that would release it: set by
- * the blocker (sched.c, block_any), cleared by the look it asks for
- * (chan.c, release_cross).  On the writer's line it is the word that
+ * the blocker (sched.c, block_any), cleared only as that end runs again
+ * (chan.c, kpni_chan_woken), so that an end parked on 'c' and not yet
+ * woken always has it set.  On the writer's line it is the word that
  * holds the reader's position where the ends never run at once; where
  * they may ('cross', which only a channel with the reader's words on its
  * own line ever has: kpni_chan_set_cross), that word is free.  The
@@ -1142,6 +1143,7 @@ void kpni_chan_set_cross(kpn_chan *c, int cross);
 void kpni_chan_flush(kpn_proc *self, int end);
 void kpni_chan_look(kpn_proc *self, kpn_chan *c, kpn_proc_state why);
 void kpni_chan_waiting(kpn_chan *c, kpn_proc_state why);
+void kpni_chan_woken(kpn_chan *c, kpn_proc_state why);
 void kpni_chan_ask_looks(kpn_chan *c);
 kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
                           kpn_proc *reader, size_t msg_size, size_t capacity);

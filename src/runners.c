@@ -334,6 +334,8 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
     kpni_runner *t;
     unsigned i;
 
+    if ((why == KPN_PROC_BLOCKED_READ || why == KPN_PROC_BLOCKED_WRITE) && p->wait != NULL)
+        kpni_chan_woken(p->wait, (kpn_proc_state)why);
     KPNI_STORE(&p->state, KPN_PROC_READY);
     KPNI_STORE(&p->wait, (kpn_chan *)NULL);
     /* Under work stealing the caller holds the lock of p's runner and,
@@ -862,7 +864,8 @@ int kpni_runners_solo(kpni_runner *r)
             return 0;
         }
     /* Blocks while solo set no word (KPNI_WAITING): a crossing channel's
-     * first message after r shares again looks all the same. */
+     * messages and flushes after r shares again look all the same, until
+     * the end they look for runs again. */
     for (c = net->chans; c != NULL; c = c->next)
         if (KPNI_LOAD(&c->cross))
             kpni_chan_ask_looks(c);

@@ -305,6 +305,7 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
         if (!kpni_chan_must_block(on, why)) {
             KPNI_STORE(&self->state, KPN_PROC_RUNNING);
             KPNI_STORE(&self->wait, (kpn_chan *)NULL);
+            kpni_chan_woken(on, why);
             kpni_unlock(r);
             return;
         }

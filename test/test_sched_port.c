@@ -443,12 +443,14 @@ void test_a_block_whose_own_wake_stops_its_channel_crossing_looks_at_it_again(vo
 
 /*
  * A message on a crossing channel looks at the other end's record only
- * if that end has blocked on the channel since the last look: the
- * blocker sets a word on the line of the end that would release it
- * (KPNI_WAITING), before its fenced look at the channel, so even a block
- * that finds the channel changed and goes on has set it.  A run starts
- * with every crossing channel's words set.  No thread runs; the test is
- * runner 0's thread.
+ * if that end waits on the channel: the blocker sets a word on the line
+ * of the end that would release it (KPNI_WAITING) before its fenced look
+ * at the channel, and the word is cleared as the blocker runs again,
+ * going on because the channel changed meanwhile or made ready.  So the
+ * flush a process makes as it blocks leaves its look out where it finds
+ * the word clear after its fence.  A run starts with every crossing
+ * channel's words set.  No thread runs; the test is runner 0's thread,
+ * and stands in for w's on runner 1 too.
  */
 void test_a_block_on_a_crossing_channel_asks_the_other_ends_next_message_to_look(void)
 {
@@ -461,27 +463,52 @@ void test_a_block_on_a_crossing_channel_asks_the_other_ends_next_message_to_look
     r1 = &net->runners[1];
     TEST_ASSERT_EQUAL_size_t(1, KPNI_WAITING(on, KPN_PROC_BLOCKED_READ));
     TEST_ASSERT_EQUAL_size_t(1, KPNI_WAITING(back, KPN_PROC_BLOCKED_WRITE));
-    KPNI_WAITING(on, KPN_PROC_BLOCKED_READ) = 0; /* as after the first looks */
     KPNI_WAITING(on, KPN_PROC_BLOCKED_WRITE) = 0;
     KPNI_WAITING(back, KPN_PROC_BLOCKED_READ) = 0;
-    KPNI_WAITING(back, KPN_PROC_BLOCKED_WRITE) = 0;
     b->state = KPN_PROC_RUNNING;
     r0->current = b;
+    w->state = KPN_PROC_RUNNING;
+    r1->current = w;
 
-    /* b found 'on' empty; w's message lands as b blocks: b goes on */
+    /* b found 'on' empty; w's message lands as b blocks: b goes on,
+     * waiting for nothing */
     on->sent = 1;
     kpni_sched_block(b, KPN_PROC_BLOCKED_READ, on);
     TEST_ASSERT_EQUAL_INT(KPN_PROC_RUNNING, b->state);
-    TEST_ASSERT_EQUAL_size_t(1, KPNI_WAITING(on, KPN_PROC_BLOCKED_READ));
+    TEST_ASSERT_EQUAL_size_t(0, KPNI_WAITING(on, KPN_PROC_BLOCKED_READ));
     TEST_ASSERT_EQUAL_size_t(0, KPNI_WAITING(on, KPN_PROC_BLOCKED_WRITE));
 
-    /* b found 'back' full; w takes the message as b blocks: b goes on */
+    /* b found 'back' full; w takes the message as b blocks: the same */
     back->sent = 1;
     KPNI_RECEIVED(back) = 1;
     kpni_sched_block(b, KPN_PROC_BLOCKED_WRITE, back);
     TEST_ASSERT_EQUAL_INT(KPN_PROC_RUNNING, b->state);
-    TEST_ASSERT_EQUAL_size_t(1, KPNI_WAITING(back, KPN_PROC_BLOCKED_WRITE));
+    TEST_ASSERT_EQUAL_size_t(0, KPNI_WAITING(back, KPN_PROC_BLOCKED_WRITE));
     TEST_ASSERT_EQUAL_size_t(0, KPNI_WAITING(back, KPN_PROC_BLOCKED_READ));
+
+    /* b takes the message, finds 'on' empty and parks: its word is set */
+    KPNI_RECEIVED(on) = 1;
+    kpn_port_switch_Expect(kpni_proc_ctx(b), r0->host);
+    kpni_sched_block(b, KPN_PROC_BLOCKED_READ, on);
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_READ, b->state); /* the mock switched back */
+    TEST_ASSERT_EQUAL_size_t(1, KPNI_WAITING(on, KPN_PROC_BLOCKED_READ));
+    TEST_ASSERT_EQUAL_INT(0, r0->lock);
+
+    /* w sends, then blocks.  With the word clear, a state no block leaves
+     * b in, the flush makes no look: b stays parked */
+    on->sent = 2;
+    KPNI_WAITING(on, KPN_PROC_BLOCKED_READ) = 0;
+    KPNI_SET_UNFENCED(w, KPNI_WRITES, on);
+    kpni_chan_flush(w, KPNI_WRITES);
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_READ, b->state);
+    TEST_ASSERT_NULL(KPNI_UNFENCED(w, KPNI_WRITES));
+    /* with the word set, as b's block left it, the flush wakes b, which
+     * clears it */
+    KPNI_WAITING(on, KPN_PROC_BLOCKED_READ) = 1;
+    KPNI_SET_UNFENCED(w, KPNI_WRITES, on);
+    kpni_chan_flush(w, KPNI_WRITES);
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, b->state);
+    TEST_ASSERT_EQUAL_size_t(0, KPNI_WAITING(on, KPN_PROC_BLOCKED_READ));
     TEST_ASSERT_EQUAL_INT(0, r0->lock);
     TEST_ASSERT_EQUAL_INT(0, r1->lock);
 }
