@@ -269,12 +269,15 @@ int main(int argc, char **argv)
                  "its last runner's) or last (its last runner's)", 0, "waker", 0, 0},
         {"learn", "under ws: try a placement once a runner steals one process per this "
                   "many messages (cfg.learn; 0: never)", 65536, NULL, 0, 1 << 30},
+        {"learn_grain_ns", "under ws: the grain, ns of wall time a message, below which "
+                           "--learn applies (cfg.learn_grain_ns; 0: any grain)", 1000, NULL, 0,
+         1 << 30},
         {"cpus", "CPUs the runners share: a learnt placement uses at most this many runners, "
                  "and over one a ws run is on runner 0 alone (cfg.cpus; 0: those this program "
                  "may run on)", 0, NULL, 0, 1 << 20},
         {"runs", "timed runs of each runner count; medians are reported", 3, NULL, 1, 100},
     };
-    enum { STAGES, COPIES, D, T_MS, CAPACITY, RUNNERS, POLICY, WAKE, LEARN, CPUS, RUNS };
+    enum { STAGES, COPIES, D, T_MS, CAPACITY, RUNNERS, POLICY, WAKE, LEARN, GRAIN, CPUS, RUNS };
     double wall[2][100], med[2], iterations_per_us, work_us;
     uint64_t trial;
     unsigned runners;
@@ -300,6 +303,7 @@ int main(int argc, char **argv)
     place_runners = runners;
     cfg.wake = bench_wake(opt[WAKE].text);
     cfg.learn = (unsigned)opt[LEARN].value;
+    cfg.learn_grain_ns = (unsigned)opt[GRAIN].value;
     cfg.cpus = (unsigned)opt[CPUS].value;
 
     /* The R-runner net is the larger (its runner stacks come from the
@@ -342,7 +346,7 @@ int main(int argc, char **argv)
     med[1] = bench_median(wall[1], runs);
 
     bench_result("stages=%lld d=%lld copies=%lld runners=%u policy=%s wake=%s learn=%u "
-                 "cpus=%u wall_1=%.3f "
+                 "learn_grain_ns=%u cpus=%u wall_1=%.3f "
                  "wall_R=%.3f ns_per_stage_1=%.2f ns_per_stage_R=%.2f "
                  "msgs_per_s=%.0f msgs_per_s_1=%.0f speedup=%.3f verified=%d port=%s "
                  "capacity=%zu t_ms=%lld runs=%d work_us=%.3f iterations_per_us=%.1f "
@@ -350,7 +354,7 @@ int main(int argc, char **argv)
                  "detections=%llu "
                  "runner_switches=%s",
                  stages, messages, copies, runners, opt[POLICY].text, opt[WAKE].text, cfg.learn,
-                 cfg.cpus, med[0],
+                 cfg.learn_grain_ns, cfg.cpus, med[0],
                  med[1], med[0] * 1e9 / (double)(copies * messages * stages),
                  med[1] * 1e9 / (double)(copies * messages * stages),
                  (double)(copies * messages * stages) / med[1],

@@ -105,6 +105,9 @@ int main(int argc, char **argv)
                  "its last runner's) or last (its last runner's)", 0, "waker", 0, 0},
         {"learn", "under ws: try a placement once a runner steals one process per this "
                   "many messages (cfg.learn; 0: never)", 65536, NULL, 0, 1 << 30},
+        {"learn_grain_ns", "under ws: the grain, ns of wall time a message, below which "
+                           "--learn applies (cfg.learn_grain_ns; 0: any grain)", 1000, NULL, 0,
+         1 << 30},
         {"cpus", "CPUs the runners share: a learnt placement uses at most this many runners, "
                  "and over one a ws run is on runner 0 alone (cfg.cpus; 0: those this program "
                  "may run on)", 0, NULL, 0, 1 << 20},
@@ -112,7 +115,7 @@ int main(int argc, char **argv)
         {"dot", "also write the network as Graphviz to this file (empty: no file)", 0, "", 0, 0},
     };
     enum { PRESET, SEED, NODES, LAYERS, BACK, D, WORK_MS, CAPACITY, RUNNERS, POLICY, WAKE, LEARN,
-           CPUS, RUNS, DOT };
+           GRAIN, CPUS, RUNS, DOT };
     double wall[2][100], det[2][100], res[2][100], med_wall[2], med_det[2], med_res[2];
     double iterations_per_us, flow, burned_ms = 0;
     const rnet_preset *preset;
@@ -165,6 +168,7 @@ int main(int argc, char **argv)
     place_runners = runners;
     cfg.wake = bench_wake(opt[WAKE].text);
     cfg.learn = (unsigned)opt[LEARN].value;
+    cfg.learn_grain_ns = (unsigned)opt[GRAIN].value;
     cfg.cpus = (unsigned)opt[CPUS].value;
 
     ge = rnet_generate(&graph, &params);
@@ -236,7 +240,7 @@ int main(int argc, char **argv)
     }
 
     bench_result("preset=%s nodes=%d edges=%d cycles=%d d=%llu runners=%u layers=%d "
-                 "seed=%llu capacity=%zu policy=%s wake=%s learn=%u cpus=%u runs=%d port=%s work_ms=%lld "
+                 "seed=%llu capacity=%zu policy=%s wake=%s learn=%u learn_grain_ns=%u cpus=%u runs=%d port=%s work_ms=%lld "
                  "work_units=%llu flow=%.2f burned_ms=%.1f iterations_per_us=%.1f "
                  "messages=%llu msgs_per_s=%.0f detections=%llu resolutions=%llu "
                  "detections_per_s_1=%.0f resolutions_per_s_1=%.0f resolutions_per_s=%.0f "
@@ -246,7 +250,7 @@ int main(int argc, char **argv)
                  preset_name, graph.nodes, graph.edges, graph.back_edges,
                  (unsigned long long)d, runners, graph.layers,
                  (unsigned long long)graph.params.seed, capacity, opt[POLICY].text,
-                 opt[WAKE].text, cfg.learn, cfg.cpus, runs, KPN_BENCH_PORT, opt[WORK_MS].value,
+                 opt[WAKE].text, cfg.learn, cfg.learn_grain_ns, cfg.cpus, runs, KPN_BENCH_PORT, opt[WORK_MS].value,
                  (unsigned long long)total, flow, burned_ms, iterations_per_us,
                  (unsigned long long)st_r.messages, (double)st_r.messages / med_wall[1],
                  (unsigned long long)st_r.detections, (unsigned long long)st_r.resolutions,

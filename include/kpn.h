@@ -217,6 +217,9 @@ typedef struct kpn_config {
      * steals as often for its few messages, but a steal costs it little
      * beside its work, and its processes may do unequal work for equal
      * messages, which a placement by messages would split unevenly.
+     * Trading processes stretches the time a message takes, so a runner
+     * that has stolen at least 1024 processes in the run, one for every
+     * 64 messages it has sent or oftener, is held to 64 times the grain.
      * 0: any grain. */
     unsigned learn_grain_ns;
     /* The CPUs the runners share.  A placement learnt under 'learn' puts

@@ -894,6 +894,8 @@ int kpni_runners_idle(kpni_runner *r);
  * port's clock (or a test's) */
 void kpni_trial_step(kpni_runner *r, uint64_t now);
 int kpni_trial_kept(uint64_t msgs, uint64_t ns, uint64_t base_msgs, uint64_t base_ns);
+/* runners.c, learn_due: the messages a grain asks of a run so far */
+uint64_t kpni_learn_want(uint64_t ns, unsigned grain_ns, uint64_t sent, uint64_t stolen);
 int kpni_runners_done(const kpni_runner *r);
 void kpni_runners_finish(kpni_runner *r);
 void kpni_runners_wake_all(kpn_net *net);

@@ -575,6 +575,12 @@ static void wake_missed(kpni_runner *r)
  * runner's messages double: the first counts still hold the net's
  * filling, later ones its steady state. */
 #define LEARN_MIN 16u
+/* Trading (kpni_learn_want): a runner that has stolen LEARN_TRADING_MIN
+ * processes in the run, one for every LEARN_TRADING messages it has sent
+ * or oftener, is held to a grain LEARN_STRETCH times as coarse. */
+#define LEARN_TRADING 64u
+#define LEARN_TRADING_MIN 1024u
+#define LEARN_STRETCH 64u
 
 /* The messages the net's channels have carried, ever: the counters are
  * shared words every runner may read. */
@@ -586,6 +592,32 @@ static uint64_t net_messages(const kpn_net *net)
     for (c = net->chans; c != NULL; c = c->next)
         n += KPNI_LOAD(&c->sent);
     return n;
+}
+
+/* The messages a runner that has sent 'sent' and stolen 'stolen' in the
+ * 'ns' the run has taken so far must have carried (itself, or the net
+ * for each CPU) for the run to count as finer than 'grain_ns'.
+ *
+ * Trading stretches the grain it is measured by: each steal takes a
+ * process away from its partners, and each message on a channel that
+ * then crosses waits for lines from another CPU.  On 16 CPUs, RND-A,
+ * whose messages take 0.1 us each on one runner, took 1.6 us a message
+ * on each of 4 runners and 16 us on each of 16, and never learnt: the
+ * more runners, the coarser the clock said the net was, and the worse
+ * it ran (docs/runners.md, "Trading").  So a runner that is trading,
+ * having stolen one process per LEARN_TRADING messages or oftener, is
+ * held to LEARN_STRETCH times the grain.  A coarse net's runners run dry
+ * as often for their few messages (the 50-stage pipeline of 50 us
+ * messages stole one process per 5 on 16 runners), but over its whole
+ * run each stole a few hundred: LEARN_TRADING_MIN keeps them out, and
+ * with them trial windows of too few messages to judge a placement by. */
+uint64_t kpni_learn_want(uint64_t ns, unsigned grain_ns, uint64_t sent, uint64_t stolen)
+{
+    uint64_t want = ns / grain_ns;
+
+    if (stolen >= LEARN_TRADING_MIN && stolen >= sent / LEARN_TRADING)
+        want /= LEARN_STRETCH;
+    return want;
 }
 
 /* The grain is the asking runner's own messages in this run, or the
@@ -600,6 +632,7 @@ static int learn_due(kpni_runner *r)
 {
     kpn_net *net = r->net;
     uint64_t sent = r->messages - r->run_messages, stolen = r->steals - r->run_steals, want;
+    unsigned grain = net->cfg.learn_grain_ns;
 
     if (net->cfg.policy != KPN_POLICY_WS || net->cfg.learn == 0 || KPN_COMPACT || sent == 0 ||
         sent < net->learn_at || net->trial == KPNI_TRIAL_DROPPED)
@@ -608,10 +641,9 @@ static int learn_due(kpni_runner *r)
         return 1;
     if (stolen < LEARN_MIN || stolen < sent / net->cfg.learn)
         return 0;
-    if (net->cfg.learn_grain_ns == 0)
+    if (grain == 0)
         return 1;
-    /* the messages the run so far must have carried at the grain */
-    want = (kpn_port_clock_ns() - net->run_began) / net->cfg.learn_grain_ns;
+    want = kpni_learn_want(kpn_port_clock_ns() - net->run_began, grain, sent, stolen);
     if (want <= sent)
         return 1;
     if (sent < net->grain_at)

@@ -375,7 +375,8 @@ void test_a_placement_learnt_mid_run_changes_no_message(void)
 }
 
 /* Neither with learn 0, nor at a grain no run reaches (a message a
- * nanosecond), though stealing alone would learn at once. */
+ * nanosecond, or one per 64 for a runner that is trading), though
+ * stealing alone would learn at once. */
 void test_no_placement_is_learnt_with_learn_0_or_above_the_grain(void)
 {
     unsigned runners;

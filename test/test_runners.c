@@ -921,6 +921,31 @@ void test_fruitless_sleepers_are_woken_once_in_the_retry_count_of_lone_wakes(voi
     TEST_ASSERT_EQUAL_UINT(RUNNERS - 2, net->idle);
 }
 
+/* ------------------------------------------------------------ learning */
+
+/* The messages a run must have carried by now to count as finer than
+ * the grain: one per grain of the time it has taken, or one per 64
+ * grains for a runner that is trading, having stolen at least 1 024
+ * processes, one per 64 messages it sent or oftener (runners.c,
+ * kpni_learn_want). */
+void test_a_trading_runner_is_held_to_a_grain_64_times_as_coarse(void)
+{
+    const uint64_t ms = 1000000, hour = (uint64_t)3600 * 1000000000;
+
+    /* 2 ms at a grain of 1 us: 2 000 messages, however few the steals */
+    TEST_ASSERT_EQUAL_UINT64(2000, kpni_learn_want(2 * ms, 1000, 1000, 0));
+    TEST_ASSERT_EQUAL_UINT64(2000, kpni_learn_want(2 * ms, 1000, 1000, 1023));
+    TEST_ASSERT_EQUAL_UINT64(2000 / 64, kpni_learn_want(2 * ms, 1000, 1000, 1024));
+    /* one steal per 64 messages is trading; one per 64 and a bit is not */
+    TEST_ASSERT_EQUAL_UINT64(200000 / 64, kpni_learn_want(200 * ms, 1000, 65536, 1024));
+    TEST_ASSERT_EQUAL_UINT64(200000, kpni_learn_want(200 * ms, 1000, 65600, 1024));
+    TEST_ASSERT_EQUAL_UINT64(200000 / 64, kpni_learn_want(200 * ms, 1000, 65600, 1025));
+    /* a grain of 1 ns: a trading runner must still send one message
+     * per 64 ns, which no run does */
+    TEST_ASSERT_EQUAL_UINT64(hour / 64, kpni_learn_want(hour, 1, 1u << 20, 1u << 20));
+    TEST_ASSERT_EQUAL_UINT64(0, kpni_learn_want(63, 1, 0, 1024));
+}
+
 /* ------------------------------------------------------------ trials */
 
 /* A placement on trial stays if the net keeps its pace within 1/8 of
