@@ -546,7 +546,8 @@ static void wake_missed(kpni_runner *r)
  * for every cfg.learn messages it has sent in this run, and at least
  * LEARN_MIN in all, and whether it has sent at least one message per
  * cfg.learn_grain_ns of the run so far, or the net has carried one for
- * each CPU the runners share (learn_due).  All three count.  A net that
+ * each CPU the runners share (learn_due; a runner that is trading is
+ * held to a coarser grain, kpni_learn_want).  All three count.  A net that
  * ends up on one runner steals a few times as it gathers there, and a
  * runner the machine held up has its lone process taken now and then:
  * in a small net, whose learning waits for a few hundred messages,
