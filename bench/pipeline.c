@@ -350,7 +350,7 @@ int main(int argc, char **argv)
                  "wall_R=%.3f ns_per_stage_1=%.2f ns_per_stage_R=%.2f "
                  "msgs_per_s=%.0f msgs_per_s_1=%.0f speedup=%.3f verified=%d port=%s "
                  "capacity=%zu t_ms=%lld runs=%d work_us=%.3f iterations_per_us=%.1f "
-                 "steals=%llu steal_attempts=%llu placements=%llu placements_dropped=%llu sleeps=%llu switches=%llu "
+                 "steals=%llu steal_attempts=%llu placements=%llu placements_dropped=%llu placement_runners=%u sleeps=%llu switches=%llu "
                  "detections=%llu "
                  "runner_switches=%s",
                  stages, messages, copies, runners, opt[POLICY].text, opt[WAKE].text, cfg.learn,
@@ -362,7 +362,7 @@ int main(int argc, char **argv)
                  med[0] / med[1], all_verified, KPN_BENCH_PORT, capacity, opt[T_MS].value,
                  runs, work_us, iterations_per_us, (unsigned long long)st_r.steals,
                  (unsigned long long)st_r.steal_attempts, (unsigned long long)st_r.placements,
-                 (unsigned long long)st_r.placements_dropped,
+                 (unsigned long long)st_r.placements_dropped, st_r.placement_runners,
                  (unsigned long long)st_r.sleeps,
                  (unsigned long long)st_r.switches, (unsigned long long)st_r.detections,
                  bench_list(st_r.runner_switches, runners));

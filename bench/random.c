@@ -244,7 +244,7 @@ int main(int argc, char **argv)
                  "work_units=%llu flow=%.2f burned_ms=%.1f iterations_per_us=%.1f "
                  "messages=%llu msgs_per_s=%.0f detections=%llu resolutions=%llu "
                  "detections_per_s_1=%.0f resolutions_per_s_1=%.0f resolutions_per_s=%.0f "
-                 "reserve_peak=%zu steals=%llu placements=%llu placements_dropped=%llu sleeps=%llu switches=%llu "
+                 "reserve_peak=%zu steals=%llu placements=%llu placements_dropped=%llu placement_runners=%u sleeps=%llu switches=%llu "
                  "runner_switches=%s "
                  "wall_1=%.3f wall_R=%.3f speedup=%.3f detections_per_s=%.0f work_ok=%d",
                  preset_name, graph.nodes, graph.edges, graph.back_edges,
@@ -256,7 +256,7 @@ int main(int argc, char **argv)
                  (unsigned long long)st_r.detections, (unsigned long long)st_r.resolutions,
                  med_det[0], med_res[0], med_res[1], st_r.reserve_peak,
                  (unsigned long long)st_r.steals, (unsigned long long)st_r.placements,
-                 (unsigned long long)st_r.placements_dropped,
+                 (unsigned long long)st_r.placements_dropped, st_r.placement_runners,
                  (unsigned long long)st_r.sleeps,
                  (unsigned long long)st_r.switches, bench_list(st_r.runner_switches, runners),
                  med_wall[0], med_wall[1], med_wall[0] / med_wall[1], med_det[1], all_ok);

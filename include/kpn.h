@@ -243,9 +243,14 @@ typedef struct kpn_config {
      * each timed up to a runner's first idle look after it.  If the net
      * carried its messages more than 1/8 slower under the placement, it
      * is dropped (kpn_stats.placements_dropped) and the run steals for
-     * the rest of its time, learning nothing more; else it stays.  Which
-     * wins depends on the CPUs' cost of moving a cache line between them
-     * as much as on the net (docs/runners.md, "Trying a placement").
+     * the rest of its time, learning nothing more; else it stays, and
+     * the same placement on half as many runners is tried for a window
+     * against it, down to two runners: it stays only if the net carried
+     * its messages more than 8/7 as fast on the half, and then the next
+     * half is tried (kpn_stats.placement_runners says where it ended).
+     * Which wins depends on the CPUs' cost of moving a cache line
+     * between them as much as on the net (docs/runners.md, "Trying a
+     * placement").
      * 0: no trial, the placement is learnt at once and kept.  Default
      * 20 000 000 (20 ms). */
     unsigned learn_trial_ns;
@@ -508,6 +513,10 @@ typedef struct kpn_stats {
     uint64_t placements_dropped; /* of them, dropped because the run carried
                                    its messages slower than under work
                                    stealing just before (cfg.learn) */
+    unsigned placement_runners; /* runners the placement the last run ended
+                                   with uses: at most cfg.cpus, fewer where
+                                   its trial found fewer faster; 0 if it
+                                   ended under work stealing (cfg.learn) */
     uint64_t runner_switches[KPN_MAX_RUNNERS]; /* dispatches per runner;
                                    entries from 'runners' on are 0 */
 } kpn_stats;

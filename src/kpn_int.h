@@ -353,7 +353,8 @@ void kpni_pool_free(kpni_pool *pool, void *p);
  * Counters are per runner, written only by the runner's own thread. */
 enum { KPNI_AWAKE, KPNI_SPINNING, KPNI_ASLEEP };
 /* net->trial (runners.c, "Trying a placement") */
-enum { KPNI_TRIAL_NONE, KPNI_TRIAL_BASE, KPNI_TRIAL_ON, KPNI_TRIAL_KEPT, KPNI_TRIAL_DROPPED };
+enum { KPNI_TRIAL_NONE, KPNI_TRIAL_BASE, KPNI_TRIAL_ON, KPNI_TRIAL_HALF, KPNI_TRIAL_KEPT,
+       KPNI_TRIAL_DROPPED };
 
 /* How many of the processes that last parked on a crossing channel a
  * runner remembers, to look at again when it runs out of work. */
@@ -485,7 +486,9 @@ struct kpn_net {
      * placements learnt in this run (none: work stealing as it was), and
      * the messages a runner must have sent in it before the next is */
     unsigned learnt;
-    unsigned parts;                /* runners a learnt placement uses: cfg.cpus, at most all */
+    unsigned parts;                /* runners a learnt placement uses: cfg.cpus, at most all,
+                                      fewer where the trial found fewer faster */
+    unsigned parts_won;            /* those of the last placement that won a trial window */
     /* Whether its runs are on runner 0 alone (runners.c, run_alone):
      * KPNI_SHARED or KPNI_ALONE, settled by the first run (0 before). */
     unsigned char sharing;
@@ -496,7 +499,8 @@ struct kpn_net {
     /* The trial of the first placement learnt in a run (runners.c,
      * "Trying a placement"), under every runner's lock: where it stands
      * (KPNI_TRIAL_*), when its window began and the messages carried by
-     * then, and what work stealing carried in the window before it. */
+     * then, and what the window before it carried (work stealing's, or
+     * the placement on more parts that a half is tried against). */
     unsigned char trial;
     uint64_t trial_ns, trial_msgs, base_ns, base_msgs;
     /* a runner is solo: the others wait for it to end before they look
@@ -903,6 +907,11 @@ void kpni_runners_mark(kpn_net *net);
 void kpni_runners_look_flipped(kpni_runner *r, kpn_proc *self);
 void kpni_place_live(kpn_net *net);
 kpn_status kpni_runners_run(kpn_net *net);
+/* The runners the placement in force uses (cfg.learn); 0: none in force */
+static inline unsigned kpni_runners_placed(const kpn_net *net)
+{
+    return net->learnt != 0 ? net->parts : 0u;
+}
 #else
 #define KPNI_MT(r) 0
 #define KPNI_CROSS(c) 0
@@ -936,6 +945,7 @@ static inline void kpni_runners_finish(kpni_runner *r) { (void)r; }
 static inline void kpni_runners_look_flipped(kpni_runner *r, kpn_proc *self) { (void)r; (void)self; }
 static inline void kpni_runners_wake_all(kpn_net *net) { (void)net; }
 static inline kpn_status kpni_runners_run(kpn_net *net) { (void)net; return KPN_EINVAL; }
+static inline unsigned kpni_runners_placed(const kpn_net *net) { (void)net; return 0u; }
 #endif
 
 /* Run queues: deques through next_ready/prev_ready.  The owner works at

@@ -677,11 +677,34 @@ static void learn(kpni_runner *r)
  * messages more than 1/8 slower in that window than in the one before,
  * the placement is dropped: the runners steal again for the rest of the
  * run, from where the processes are, and learn nothing more in it.
- * Else it stays.  A window ends at the first idle look after T, so a
- * placement that never runs a runner dry is kept.  The pace is the
- * channels' 'sent' counters summed, which every runner may read; one
- * runner's own count would change with the share of the net the
- * placement gives it. */
+ * Else it stays, and the same placement on half as many parts (runners)
+ * is tried against it for a window, down to two: it stays only if the
+ * net carried its messages more than 8/7 as fast on the half (the test
+ * the other way round), and then the next half is tried.  Else the
+ * parts that won are learnt again, and kept for the run.  What a
+ * crossing message costs grows with the runners and the distance
+ * between their CPUs, and a quota the port cannot see (cfg.cpus) puts
+ * parts on runners that wait for a CPU: the pace counts both.  Never
+ * below two parts: on one, its runner would never run dry to close the
+ * window.  A window ends at the first idle look after T, so a placement
+ * that never runs a runner dry is kept.  The pace is the channels'
+ * 'sent' counters summed, which every runner may read; one runner's own
+ * count would change with the share of the net the placement gives it. */
+static void try_half(kpni_runner *r, uint64_t carried, uint64_t ns)
+{
+    kpn_net *net = r->net;
+
+    net->trial = KPNI_TRIAL_KEPT;
+    if (net->parts < 3)
+        return;
+    net->parts_won = net->parts;
+    net->parts = (net->parts + 1) / 2;
+    net->base_msgs = carried;
+    net->base_ns = ns;
+    learn(r);
+    net->trial = KPNI_TRIAL_HALF;
+}
+
 void kpni_trial_step(kpni_runner *r, uint64_t now)
 {
     kpn_net *net = r->net;
@@ -705,8 +728,16 @@ void kpni_trial_step(kpni_runner *r, uint64_t now)
         net->base_msgs = carried;
         learn(r);
         net->trial = KPNI_TRIAL_ON;
+    } else if (net->trial == KPNI_TRIAL_HALF) {
+        if (!kpni_trial_kept(net->base_msgs, net->base_ns, carried, ns)) {
+            try_half(r, carried, ns);
+        } else {
+            net->parts = net->parts_won;
+            learn(r);
+            net->trial = KPNI_TRIAL_KEPT;
+        }
     } else if (kpni_trial_kept(carried, ns, net->base_msgs, net->base_ns)) {
-        net->trial = KPNI_TRIAL_KEPT;
+        try_half(r, carried, ns);
     } else {
         net->trial = KPNI_TRIAL_DROPPED;
         net->learnt = 0;
@@ -771,7 +802,7 @@ int kpni_runners_idle(kpni_runner *r)
 
     kpni_lock_up(r);
     if (net->trial == KPNI_TRIAL_BASE || net->trial == KPNI_TRIAL_ON ||
-        (net->trial == KPNI_TRIAL_NONE && learn_due(r)))
+        net->trial == KPNI_TRIAL_HALF || (net->trial == KPNI_TRIAL_NONE && learn_due(r)))
         kpni_trial_step(r, kpn_port_clock_ns());
     if (net->learnt != 0 && learn_due(r))
         learn(r);

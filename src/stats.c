@@ -60,6 +60,7 @@ kpn_status kpn_net_stats(const kpn_net *net, kpn_stats *out)
         out->runner_switches[i] = r->switches;
     }
     out->runners = net->nrunners;
+    out->placement_runners = kpni_runners_placed(net);
     out->arena_size = (size_t)(net->arena.end - net->arena.base) + net->reserve_carved;
     out->arena_used = (size_t)(net->arena.next - net->arena.base) - net->reserve_grown;
     out->arena_free = (size_t)(net->arena.end - net->arena.next);

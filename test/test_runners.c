@@ -968,6 +968,22 @@ void test_a_placement_on_trial_is_kept_within_an_eighth_of_the_pace(void)
     TEST_ASSERT_FALSE(kpni_trial_kept(big, long_ns, big, long_ns / 2));
 }
 
+/* A net of two processes and a channel between them on 'runners'
+ * runners, placements to be learnt on 'parts' of them: the trial tests'
+ * starting point.  Returns the channel, whose 'sent' the tests set. */
+static kpn_chan *on_trial(unsigned runners, unsigned parts)
+{
+    kpn_proc *a, *b;
+    kpn_chan *c;
+
+    init(runners, KPN_POLICY_WS, KPN_WAKE_WAKER);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &a, "a", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &b, "b", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, a, b, 4, 1));
+    net->parts = parts;
+    return c;
+}
+
 /* The trial's windows, stepped by hand with the net not running (every
  * lock is then free to skip): work stealing's window, then the
  * placement's; dropped when the net slows under it, and nothing more is
@@ -977,20 +993,15 @@ void test_a_placement_on_trial_is_kept_within_an_eighth_of_the_pace(void)
 void test_a_placement_on_trial_is_dropped_when_the_net_slows_under_it(void)
 {
     const uint64_t t = 1000000000u, window = 20000000u;
-    kpn_proc *a, *b;
     kpn_chan *c;
     kpni_runner *r0;
     kpn_stats st;
     int slower;
 
     for (slower = 0; slower < 2; ++slower) {
-        init(2, KPN_POLICY_WS, KPN_WAKE_WAKER);
+        c = on_trial(2, 2);
         TEST_ASSERT_EQUAL_UINT(window, net->cfg.learn_trial_ns); /* the default */
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &a, "a", idle, NULL, STACK));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &b, "b", idle, NULL, STACK));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, a, b, 4, 1));
         r0 = &net->runners[0];
-        net->parts = 2;
         TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_NONE, net->trial);
 
         kpni_trial_step(r0, t); /* due: work stealing's window opens */
@@ -1015,13 +1026,80 @@ void test_a_placement_on_trial_is_dropped_when_the_net_slows_under_it(void)
         TEST_ASSERT_EQUAL_UINT(slower ? 0 : 1, net->learnt);
     }
 
-    init(2, KPN_POLICY_WS, KPN_WAKE_WAKER);
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &a, "a", idle, NULL, STACK));
+    (void)on_trial(2, 2);
     net->cfg.learn_trial_ns = 0;
-    net->parts = 2;
     kpni_trial_step(&net->runners[0], t);
     TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
     TEST_ASSERT_EQUAL_UINT(1, net->learnt);
+}
+
+/* From 't', in windows of 'window': work stealing's window carrying
+ * 'ws' messages, then the first placement's carrying 'placed'. */
+static void first_windows(kpn_chan *c, uint64_t t, uint64_t window, uint64_t ws,
+                          uint64_t placed)
+{
+    kpni_runner *r0 = &net->runners[0];
+
+    kpni_trial_step(r0, t);
+    c->sent = ws;
+    kpni_trial_step(r0, t + window);
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_ON, net->trial);
+    c->sent += placed;
+    kpni_trial_step(r0, t + 2 * window);
+}
+
+/* A placement kept against work stealing is tried on half as many
+ * runners, down to two, and a half stays only if the net carried its
+ * messages more than 8/7 as fast on it; else the parts that won are
+ * learnt again.  Stepped by hand as above, from 8 parts, with the
+ * messages each window carried: (4 parts, 2 parts, where it ends). */
+void test_a_kept_placement_is_tried_on_half_its_runners_down_to_two(void)
+{
+    static const struct { uint64_t on4, on2; unsigned ends, placements; } cases[] = {
+        {1828, 0, 8, 3},    /* 4 parts no more than 8/7 as fast: back to 8 */
+        {1829, 1600, 4, 4}, /* 4 faster, 2 slower than 4: back to 4 */
+        {1829, 2091, 2, 3}, /* faster each time: 2, and no fewer */
+    };
+    const uint64_t t = 1000000000u, window = 20000000u;
+    kpn_chan *c;
+    kpn_stats st;
+    unsigned k;
+
+    for (k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        c = on_trial(8, 8);
+        first_windows(c, t, window, 1600, 1600); /* the placement keeps the pace */
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_HALF, net->trial);
+        TEST_ASSERT_EQUAL_UINT(4, net->parts);
+        c->sent += cases[k].on4;
+        kpni_trial_step(&net->runners[0], t + 3 * window);
+        if (cases[k].on2 != 0) {
+            TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_HALF, net->trial);
+            TEST_ASSERT_EQUAL_UINT(2, net->parts);
+            c->sent += cases[k].on2;
+            kpni_trial_step(&net->runners[0], t + 4 * window);
+        }
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+        TEST_ASSERT_EQUAL_UINT(cases[k].ends, net->parts);
+        c->sent += 100000;
+        kpni_trial_step(&net->runners[0], t + 6 * window); /* settled for the run */
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+        TEST_ASSERT_EQUAL_UINT(cases[k].ends, st.placement_runners);
+        TEST_ASSERT_EQUAL_UINT64(cases[k].placements, st.placements);
+        TEST_ASSERT_EQUAL_UINT64(0, st.placements_dropped);
+    }
+
+    /* no half below two parts, nor after a placement is dropped */
+    first_windows(on_trial(8, 2), t, window, 1600, 1600);
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+    TEST_ASSERT_EQUAL_UINT(2, net->parts);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT(2, st.placement_runners);
+    first_windows(on_trial(8, 8), t, window, 1600, 1399);
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_DROPPED, net->trial);
+    TEST_ASSERT_EQUAL_UINT(8, net->parts);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT(0, st.placement_runners);
 }
 
 /* Every queue emptied, then 'r' given just the processes listed (up to
