@@ -244,10 +244,11 @@ typedef struct kpn_config {
      * carried its messages more than 1/8 slower under the placement, it
      * is dropped (kpn_stats.placements_dropped) and the run steals for
      * the rest of its time, learning nothing more; else it stays, and
-     * the same placement on half as many runners is tried for a window
-     * against it, down to two runners: it stays only if the net carried
-     * its messages more than 8/7 as fast on the half, and then the next
-     * half is tried (kpn_stats.placement_runners says where it ended).
+     * the same placement on half as many runners is tried for a window,
+     * and each half after it down to two runners; the run goes on with
+     * the runners on which the net carried its messages fastest, fewer
+     * winning only if more than 8/7 as fast as the best with more
+     * (kpn_stats.placement_runners says how many).
      * Which wins depends on the CPUs' cost of moving a cache line
      * between them as much as on the net (docs/runners.md, "Trying a
      * placement").

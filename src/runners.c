@@ -677,32 +677,48 @@ static void learn(kpni_runner *r)
  * messages more than 1/8 slower in that window than in the one before,
  * the placement is dropped: the runners steal again for the rest of the
  * run, from where the processes are, and learn nothing more in it.
- * Else it stays, and the same placement on half as many parts (runners)
- * is tried against it for a window, down to two: it stays only if the
- * net carried its messages more than 8/7 as fast on the half (the test
- * the other way round), and then the next half is tried.  Else the
- * parts that won are learnt again, and kept for the run.  What a
- * crossing message costs grows with the runners and the distance
+ * Else it stays, and the same partition into half as many parts
+ * (runners) is tried for a window, and each half after it down to two
+ * parts; then the parts that carried the messages fastest are learnt
+ * for the rest of the run, fewer parts winning only if more than 8/7 as
+ * fast as the best with more (the test above the other way round).
+ * What a crossing message costs grows with the runners and the distance
  * between their CPUs, and a quota the port cannot see (cfg.cpus) puts
- * parts on runners that wait for a CPU: the pace counts both.  Never
+ * parts on runners that wait for a CPU: the pace counts both.  Every
+ * half is tried, not only while each wins: on two CPUs with cfg.cpus 8,
+ * four parts were often no faster than eight, and two parts were more
+ * than twice as fast (docs/runners.md).  Never
  * below two parts: on one, its runner would never run dry to close the
  * window.  A window ends at the first idle look after T, so a placement
  * that never runs a runner dry is kept.  The pace is the channels'
  * 'sent' counters summed, which every runner may read; one runner's own
  * count would change with the share of the net the placement gives it. */
-static void try_half(kpni_runner *r, uint64_t carried, uint64_t ns)
+
+/* The placement on net->parts carried 'carried' messages in 'ns': the
+ * best so far. */
+static void best_parts(kpn_net *net, uint64_t carried, uint64_t ns)
+{
+    net->parts_won = net->parts;
+    net->base_msgs = carried;
+    net->base_ns = ns;
+}
+
+/* The next half of the parts for a window, or the best for the run. */
+static void try_half(kpni_runner *r)
 {
     kpn_net *net = r->net;
 
-    net->trial = KPNI_TRIAL_KEPT;
-    if (net->parts < 3)
+    if (net->parts >= 3) {
+        net->parts = (net->parts + 1) / 2;
+        learn(r);
+        net->trial = KPNI_TRIAL_HALF;
         return;
-    net->parts_won = net->parts;
-    net->parts = (net->parts + 1) / 2;
-    net->base_msgs = carried;
-    net->base_ns = ns;
-    learn(r);
-    net->trial = KPNI_TRIAL_HALF;
+    }
+    net->trial = KPNI_TRIAL_KEPT;
+    if (net->parts != net->parts_won) {
+        net->parts = net->parts_won;
+        learn(r);
+    }
 }
 
 void kpni_trial_step(kpni_runner *r, uint64_t now)
@@ -729,15 +745,12 @@ void kpni_trial_step(kpni_runner *r, uint64_t now)
         learn(r);
         net->trial = KPNI_TRIAL_ON;
     } else if (net->trial == KPNI_TRIAL_HALF) {
-        if (!kpni_trial_kept(net->base_msgs, net->base_ns, carried, ns)) {
-            try_half(r, carried, ns);
-        } else {
-            net->parts = net->parts_won;
-            learn(r);
-            net->trial = KPNI_TRIAL_KEPT;
-        }
+        if (!kpni_trial_kept(net->base_msgs, net->base_ns, carried, ns))
+            best_parts(net, carried, ns);
+        try_half(r);
     } else if (kpni_trial_kept(carried, ns, net->base_msgs, net->base_ns)) {
-        try_half(r, carried, ns);
+        best_parts(net, carried, ns);
+        try_half(r);
     } else {
         net->trial = KPNI_TRIAL_DROPPED;
         net->learnt = 0;

@@ -746,6 +746,9 @@ static void check_final(const struct spec *s, struct run *r, const struct ref *r
     CHECK(st.placements == 0 || (s->policy == KPN_POLICY_WS && runners > 1),
           "%llu placements learnt on %u runner(s), policy %d", (unsigned long long)st.placements,
           runners, (int)s->policy);
+    CHECK(st.placement_runners == 0 || (st.placements > 0 && st.placement_runners <= runners),
+          "a placement in force on %u of %u runners, %llu learnt", st.placement_runners, runners,
+          (unsigned long long)st.placements);
     CHECK(st.reserve_used <= st.reserve_peak && st.reserve_peak <= st.reserve_size,
           "reserve used %zu, peak %zu, size %zu", st.reserve_used, st.reserve_peak, st.reserve_size);
     CHECK(kpn_net_fault(r->net) == NULL, "a stack fault");
