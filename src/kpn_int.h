@@ -488,7 +488,7 @@ struct kpn_net {
     unsigned learnt;
     unsigned parts;                /* runners a learnt placement uses: cfg.cpus, at most all,
                                       fewer where the trial found fewer faster */
-    unsigned parts_won;            /* those of the last placement that won a trial window */
+    unsigned parts_won;            /* the fastest parts so far in this run's trial */
     /* Whether its runs are on runner 0 alone (runners.c, run_alone):
      * KPNI_SHARED or KPNI_ALONE, settled by the first run (0 before). */
     unsigned char sharing;

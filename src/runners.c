@@ -664,38 +664,8 @@ static void learn(kpni_runner *r)
     kpni_runners_wake_all(net); /* each takes its share (pull_home) */
 }
 
-/* Trying a placement
- *
- * Whether a placement beats work stealing depends on more than the net:
- * on what moving a cache line between the runners' CPUs costs, which on
- * a virtual machine changes from minute to minute (docs/benchmarks.md,
- * "Trying a placement").  So the first placement of a run is on trial,
- * and the run's own pace decides (cfg.learn_trial_ns, T below).  When
- * one falls due, work stealing carries on for a window of at least T,
- * timed; then the placement is learnt, and its window timed the same
- * way, learning again as the messages double.  If the net carried its
- * messages more than 1/8 slower in that window than in the one before,
- * the placement is dropped: the runners steal again for the rest of the
- * run, from where the processes are, and learn nothing more in it.
- * Else it stays, and the same partition into half as many parts
- * (runners) is tried for a window, and each half after it down to two
- * parts; then the parts that carried the messages fastest are learnt
- * for the rest of the run, fewer parts winning only if more than 8/7 as
- * fast as the best with more (the test above the other way round).
- * What a crossing message costs grows with the runners and the distance
- * between their CPUs, and a quota the port cannot see (cfg.cpus) puts
- * parts on runners that wait for a CPU: the pace counts both.  Every
- * half is tried, not only while each wins: on two CPUs with cfg.cpus 8,
- * four parts were often no faster than eight, and two parts were more
- * than twice as fast (docs/runners.md).  Never
- * below two parts: on one, its runner would never run dry to close the
- * window.  A window ends at the first idle look after T, so a placement
- * that never runs a runner dry is kept.  The pace is the channels'
- * 'sent' counters summed, which every runner may read; one runner's own
- * count would change with the share of the net the placement gives it. */
-
-/* The placement on net->parts carried 'carried' messages in 'ns': the
- * best so far. */
+/* A trial's halves ("Trying a placement", below).  The placement on
+ * net->parts carried 'carried' messages in 'ns': the best so far. */
 static void best_parts(kpn_net *net, uint64_t carried, uint64_t ns)
 {
     net->parts_won = net->parts;
@@ -720,6 +690,36 @@ static void try_half(kpni_runner *r)
         learn(r);
     }
 }
+
+/* Trying a placement
+ *
+ * Whether a placement beats work stealing depends on more than the net:
+ * on what moving a cache line between the runners' CPUs costs, which on
+ * a virtual machine changes from minute to minute (docs/benchmarks.md,
+ * "Trying a placement").  So the first placement of a run is on trial,
+ * and the run's own pace decides (cfg.learn_trial_ns, T below).  When
+ * one falls due, work stealing carries on for a window of at least T,
+ * timed; then the placement is learnt, and its window timed the same
+ * way, learning again as the messages double.  If the net carried its
+ * messages more than 1/8 slower in that window than in the one before,
+ * the placement is dropped: the runners steal again for the rest of the
+ * run, from where the processes are, and learn nothing more in it.
+ * Else it stays, and the same partition into half as many parts
+ * (runners) is tried for a window, and each half after it down to two
+ * parts; then the parts that carried the messages fastest are learnt
+ * for the rest of the run, fewer parts winning only if more than 8/7 as
+ * fast as the best with more (the test above the other way round).
+ * What a crossing message costs grows with the runners and the distance
+ * between their CPUs, and a quota the port cannot see (cfg.cpus) puts
+ * parts on runners that wait for a CPU: the pace counts both.  Every
+ * half is tried, not only while each wins: on two CPUs with cfg.cpus 8,
+ * four parts were often no faster than eight, and two parts were more
+ * than twice as fast (docs/runners.md).  Never below two parts: on one,
+ * its runner would never run dry to close the window.  A window ends at
+ * the first idle look after T, so a placement that never runs a runner
+ * dry is kept.  The pace is the channels'
+ * 'sent' counters summed, which every runner may read; one runner's own
+ * count would change with the share of the net the placement gives it. */
 
 void kpni_trial_step(kpni_runner *r, uint64_t now)
 {
