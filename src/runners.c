@@ -717,9 +717,9 @@ static void try_half(kpni_runner *r)
  * than twice as fast (docs/runners.md).  Never below two parts: on one,
  * its runner would never run dry to close the window.  A window ends at
  * the first idle look after T, so a placement that never runs a runner
- * dry is kept.  The pace is the channels'
- * 'sent' counters summed, which every runner may read; one runner's own
- * count would change with the share of the net the placement gives it. */
+ * dry is kept.  The pace is the channels' 'sent' counters summed, which
+ * every runner may read; one runner's own count would change with the
+ * share of the net the placement gives it. */
 
 void kpni_trial_step(kpni_runner *r, uint64_t now)
 {
