@@ -68,8 +68,10 @@ int main(int argc, char **argv)
         {"stack", "stack bytes per process", AES_NET_STACK, NULL, KPN_STACK_MIN, 1 << 20},
         {"cpus", "CPUs the runners share: over one a ws run is on runner 0 alone "
                  "(cfg.cpus; 0: those this program may run on)", 0, NULL, 0, 1 << 20},
+        {"stack_fill", "1: fill every stack at spawn, for its high-water mark; 0: leave "
+                       "them unfilled (cfg.stack_fill; the peaks are then 0)", 1, NULL, 0, 1},
     };
-    enum { B, K, PASSES, RUNNERS, POLICY, RUNS, STACK, CPUS };
+    enum { B, K, PASSES, RUNNERS, POLICY, RUNS, STACK, CPUS, STACK_FILL };
     static double wall[100], build[100], seq[100];
     mbedtls_aes_context aes;
     aes_params p;
@@ -93,6 +95,7 @@ int main(int argc, char **argv)
     p.runners = (unsigned)opt[RUNNERS].value;
     p.stack = (size_t)opt[STACK].value;
     p.cpus = (unsigned)opt[CPUS].value;
+    p.no_fill = opt[STACK_FILL].value == 0;
     runs = (int)opt[RUNS].value;
     p.policy = bench_policy(opt[POLICY].text);
     if (p.k > p.b || p.b - p.k > MAX_SPLIT) {
@@ -161,11 +164,11 @@ int main(int argc, char **argv)
     mbps = bytes / bench_median(wall, runs) / 1e6;
     seq_mbps = bytes / bench_median(seq, runs) / 1e6;
     bench_result("b=%u k=%u passes=%u n=%zu runners=%u cpus=%u policy=%s port=%s runs=%d stack=%zu "
-                 "worker_stack_peak=%zu source_stack_peak=%zu build_ms=%.3f wall=%.4f "
+                 "stack_fill=%d worker_stack_peak=%zu source_stack_peak=%zu build_ms=%.3f wall=%.4f "
                  "seq_wall=%.4f switches=%llu steals=%llu detections=%llu mbps=%.1f "
                  "seq_mbps=%.1f ratio=%.3f verified=%d",
                  p.b, p.k, p.passes, aes_net_workers(&p), p.runners, p.cpus, opt[POLICY].text,
-                 KPN_BENCH_PORT, runs, p.stack, worker_peak, source_peak,
+                 KPN_BENCH_PORT, runs, p.stack, !p.no_fill, worker_peak, source_peak,
                  bench_median(build, runs) * 1e3, bench_median(wall, runs),
                  bench_median(seq, runs), (unsigned long long)st.switches,
                  (unsigned long long)st.steals, (unsigned long long)st.detections, mbps, seq_mbps,

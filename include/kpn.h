@@ -255,6 +255,17 @@ typedef struct kpn_config {
      * 0: no trial, the placement is learnt at once and kept.  Default
      * 20 000 000 (20 ms). */
     unsigned learn_trial_ns;
+    /* 1 (default): kpn_spawn fills each process's stack with a known byte,
+     * so that kpn_proc_stats can report how deep it has ever reached
+     * (stack_peak), as FreeRTOS does for uxTaskGetStackHighWaterMark.
+     * 0: the stack is left as the arena holds it, and stack_peak is 0
+     * (not measured).  The fill writes every byte of every stack, which
+     * for many short-lived processes is most of what building the net
+     * costs: 16 384 processes of 8 KiB are 128 MiB to write.  The guard
+     * band below each stack is written and checked either way.  A stale
+     * handle that points into an unfilled stack is still refused, by its
+     * serial (docs/errors.md). */
+    int stack_fill;
 } kpn_config;
 
 /* cfg.reserve_size: grow channels from the arena's free remainder. */
@@ -300,8 +311,8 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity);
  * re-initialising the arena discards the old net.
  * KPN_EINVAL: 'net' or 'arena' NULL, an arena that wraps past the end
  *             of the address space, or a config value out of range
- *             (default_capacity 0, resolve, strict or guard_pages not 0
- *             or 1, guard_pages in a build without them or with an arena
+ *             (default_capacity 0, resolve, strict, guard_pages or
+ *             stack_fill not 0 or 1, guard_pages in a build without them or with an arena
  *             not aligned to the page size, a reserve_size from 1 to
  *             63 or, but for KPN_RESERVE_ARENA, above SIZE_MAX - 16,
  *             runners 0 or above KPN_MAX_RUNNERS or above 1 in a build
@@ -545,7 +556,8 @@ typedef struct kpn_proc_stats {
     size_t stack_size;       /* usable bytes: the request rounded up to 16,
                                 less the guard band in a build that keeps
                                 it inside the stack (bare metal) */
-    size_t stack_peak;       /* high-water mark: most bytes ever used */
+    size_t stack_peak;       /* high-water mark: most bytes ever used;
+                                0 in a net with cfg.stack_fill 0 */
     uint64_t switches;       /* times it was dispatched */
 } kpn_proc_stats;
 

@@ -283,7 +283,9 @@ void __tsan_switch_to_fiber(void *fiber, unsigned flags);
  * record there is gone unless a new one of its kind sits exactly on it.  Where no net is found, the serial is
  * a hash of the bytes there (see kpn_net_init).  A new object carved exactly where an
  * old one was is the new object; anywhere else in the carved part the
- * old tag is overwritten by stack fill, a ring or another field.
+ * old tag is overwritten by stack fill, a ring or another field.  With
+ * cfg.stack_fill 0 the stacks are not written, and an old record in one
+ * is refused by its serial alone, which is an earlier net's.
  *
  * A stale record may also be overwritten in part (by a reserve block's
  * header, say) so that its tag survives and its 'net' does not: 'seal'

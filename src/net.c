@@ -18,6 +18,7 @@ void kpn_config_default(kpn_config *cfg)
     cfg->learn = 65536;
     cfg->learn_grain_ns = 1000;
     cfg->learn_trial_ns = 20000000;
+    cfg->stack_fill = 1;
 #if KPN_THREADS
     /* sanitizers and thread-local storage can need more than that */
     if (cfg->runner_stack < kpn_port_thread_stack_min())
@@ -97,7 +98,8 @@ static kpn_status check_config(const kpn_config *cfg)
         cfg->runners == 0 || cfg->runners > KPN_MAX_RUNNERS ||
         (cfg->policy != KPN_POLICY_WS && cfg->policy != KPN_POLICY_STATIC) ||
         (cfg->wake != KPN_WAKE_LAST && cfg->wake != KPN_WAKE_WAKER) ||
-        (cfg->guard_pages != 0 && cfg->guard_pages != 1))
+        (cfg->guard_pages != 0 && cfg->guard_pages != 1) ||
+        (cfg->stack_fill != 0 && cfg->stack_fill != 1))
         return KPN_EINVAL;
 #if KPN_GUARD_PAGES
     if (cfg->guard_pages && kpn_port_page_size() < KPNI_ALIGN)

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Processes: spawning, names, stacks (high-water mark, overflow), inspection. */
+#include <string.h>
+
 #include "unity.h"
 #include "kpn.h"
 #include "support/helpers.h"
@@ -253,6 +255,67 @@ void test_stack_high_water_mark_tracks_use(void)
     TEST_ASSERT_LESS_OR_EQUAL(STACK, hs.stack_peak);
     TEST_ASSERT_GREATER_THAN(0, ls.stack_peak);
     TEST_ASSERT_LESS_THAN(3000, ls.stack_peak);
+}
+
+/* With cfg.stack_fill 0 kpn_spawn leaves the stack's bytes as they were:
+ * the process runs all the same, and no peak is reported. */
+void test_without_stack_fill_a_stack_keeps_its_bytes_and_reports_no_peak(void)
+{
+    kpn_config cfg;
+    kpn_proc *heavy;
+    kpn_proc_stats hs;
+    const unsigned char *lo;
+    int sink = 0;
+    size_t i, kept = 0;
+
+    kpn_config_default(&cfg);
+    TEST_ASSERT_EQUAL_INT(1, cfg.stack_fill);
+    cfg.stack_fill = 0;
+    memset(arena, 0x3c, sizeof arena);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &heavy, "heavy", uses_3000_bytes, &sink, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(heavy, &hs));
+    lo = hs.stack_base;
+    for (i = 0; i < STACK - 256; ++i) /* the top holds the start-up frame */
+        kept += lo[i] == 0x3c;
+    TEST_ASSERT_EQUAL_size_t(STACK - 256, kept);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(2999 & 0xff, sink);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(heavy, &hs));
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_EXITED, hs.state);
+    TEST_ASSERT_EQUAL_size_t(0, hs.stack_peak);
+}
+
+/* An unfilled stack may hold a record of the net the arena held before,
+ * untouched: its serial still refuses it. */
+void test_a_record_left_in_an_unfilled_stack_is_refused(void)
+{
+    enum { N = 8, SMALL = 4096 };
+    static unsigned char before[sizeof arena];
+    kpn_config cfg;
+    kpn_proc *old[N], *big;
+    kpn_proc_stats st;
+    size_t from, to;
+    int i;
+
+    for (i = 0; i < N; ++i)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &old[i], "old", idle, NULL, SMALL));
+    memcpy(before, arena, sizeof arena);
+    kpn_config_default(&cfg);
+    cfg.stack_fill = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &big, "big", idle, NULL, 8 * STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(big, &st));
+    from = (size_t)((const unsigned char *)st.stack_base - arena);
+    to = from + st.stack_size - 256;
+    for (i = 0; i < N; ++i) {
+        size_t at = (size_t)((unsigned char *)old[i] - arena);
+        TEST_ASSERT_TRUE(at > from && at + 256 < to);
+        /* the old record is still there, byte for byte */
+        TEST_ASSERT_EQUAL_MEMORY(before + at, arena + at, 128);
+        TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_proc_stats_get(old[i], &st));
+        TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_proc_pin(old[i], 0));
+    }
 }
 
 /* Recurse, writing every frame, until a frame lies below the stack's

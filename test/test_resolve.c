@@ -494,6 +494,12 @@ void test_config_rejects_flags_other_than_0_and_1(void)
     cfg.resolve = 1;
     cfg.strict = -1;
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    cfg.strict = 0;
+    cfg.stack_fill = 2;
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_size_net(&cfg));
+    cfg.stack_fill = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
 }
 
 /* A writer whose reader sits in a true deadlock is not itself deadlocked:

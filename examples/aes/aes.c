@@ -18,7 +18,7 @@ int main(int argc, char **argv)
 {
     static const unsigned char key[16] = "kpn example key";
     static const unsigned char iv[16] = "counter block 0";
-    aes_params p = { 0, 0, 1, 1, KPN_POLICY_WS, 0, 0 };
+    aes_params p = { 0, 0, 1, 1, KPN_POLICY_WS, 0, 0, 0 };
     mbedtls_aes_context aes;
     unsigned char *buf, *want, *arena;
     aes_worker *workers;

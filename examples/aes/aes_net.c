@@ -186,6 +186,7 @@ static void config_of(const aes_params *p, kpn_config *cfg)
     cfg->runners = p->runners;
     cfg->policy = p->policy;
     cfg->cpus = p->cpus;
+    cfg->stack_fill = !p->no_fill;
 }
 
 /* "worker<i>": its length, for sizing, and the name itself. */

@@ -87,6 +87,8 @@ typedef struct aes_params {
     kpn_policy policy; /* kpn_config.policy; static pins worker i on runner i mod runners */
     size_t stack;      /* stack bytes of every process; 0: AES_NET_STACK */
     unsigned cpus;     /* kpn_config.cpus; 0: the port's count */
+    int no_fill;       /* 1: kpn_config.stack_fill 0, stacks left unfilled
+                          (no stack peaks: aes_net_stack_peaks gives 0) */
 } aes_params;
 
 struct aes_net;

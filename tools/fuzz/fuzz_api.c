@@ -263,7 +263,8 @@ static int config_valid(const kpn_config *c)
            c->runners >= 1 && c->runners <= KPN_MAX_RUNNERS &&
            (c->policy == KPN_POLICY_WS || c->policy == KPN_POLICY_STATIC) &&
            (c->wake == KPN_WAKE_LAST || c->wake == KPN_WAKE_WAKER) &&
-           (c->guard_pages == 0 || c->guard_pages == 1);
+           (c->guard_pages == 0 || c->guard_pages == 1) &&
+           (c->stack_fill == 0 || c->stack_fill == 1);
 }
 
 static void op_init(unsigned a, unsigned b, unsigned c)
@@ -282,7 +283,7 @@ static void op_init(unsigned a, unsigned b, unsigned c)
     case 2: cfg.runners = b % 6 == 5 ? 33 : b % 6; cfg.policy = (kpn_policy)(c % 3); break;
     case 3: cfg.default_capacity = hostile(b); cfg.wake = (kpn_wake)(c % 3); break;
     case 4: cfg.resolve = (int)(b % 3); cfg.strict = (int)(c % 3); break;
-    case 5: cfg.guard_pages = (int)(b % 3); break;
+    case 5: cfg.guard_pages = (int)(b % 3); cfg.stack_fill = (int)(c % 3); break;
     case 6: cfg.runners = 2; cfg.runner_stack = b % 2 ? hostile(c) : cfg.runner_stack; break;
     case 7:
         cfg.reserve_size = hostile(b);
