@@ -97,6 +97,7 @@ static aes_params params(unsigned k, unsigned passes, unsigned runners, kpn_poli
     p.policy = policy;
     p.stack = STACK;
     p.cpus = 0;
+    p.no_fill = 0;
     return p;
 }
 
@@ -303,6 +304,45 @@ void test_static_placement_spreads_the_workers_round_robin(void)
     TEST_ASSERT_EQUAL_size_t(32, st.chans);
     TEST_ASSERT_EQUAL_UINT64(32, st.messages);
     TEST_ASSERT_EQUAL_UINT64(0, st.steals);
+}
+
+/* Each worker is named "worker" and its index, in decimal. */
+void test_the_workers_are_named_by_their_index(void)
+{
+    aes_params p = params(12, 1, 1, KPN_POLICY_WS);
+    static const size_t at[] = {0, 9, 10, 15};
+    static const char *const want[] = {"worker0", "worker9", "worker10", "worker15"};
+    kpn_proc_stats ps;
+    size_t i;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, aes_net_build(&an, arena, sizeof arena, &p, &aes, nist_counter,
+                                                buf, workers, MAX_WORKERS));
+    TEST_ASSERT_EQUAL_size_t(16, an.n);
+    for (i = 0; i < sizeof at / sizeof at[0]; ++i) {
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(workers[at[i]].proc, &ps));
+        TEST_ASSERT_EQUAL_STRING(want[i], ps.name);
+    }
+}
+
+/* With the stacks left unfilled (cfg.stack_fill 0) the result is the
+ * same, and no peak is measured. */
+void test_unfilled_stacks_change_no_byte_and_report_no_peak(void)
+{
+    aes_params p = params(12, 2, 1, KPN_POLICY_WS);
+    size_t worker_peak = 1, source_peak = 1;
+
+    p.no_fill = 1;
+    fill(buf, LEN);
+    fill(ref, LEN);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, aes_net_build(&an, arena, sizeof arena, &p, &aes, nist_counter,
+                                                buf, workers, MAX_WORKERS));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(an.net));
+    TEST_ASSERT_TRUE(aes_net_done(&an));
+    TEST_ASSERT_EQUAL_INT(0, aes_sequential(&aes, nist_counter, 2, ref, LEN));
+    TEST_ASSERT_EQUAL_MEMORY(ref, buf, LEN);
+    aes_net_stack_peaks(&an, &worker_peak, &source_peak);
+    TEST_ASSERT_EQUAL_size_t(0, worker_peak);
+    TEST_ASSERT_EQUAL_size_t(0, source_peak);
 }
 
 void test_the_arena_size_is_enough_and_checked(void)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The AES example's network, its CTR helper and its sequential reference (see aes_net.h). */
 #include <limits.h>
-#include <stdio.h>
 #include <string.h>
 #include "aes_net.h"
 
@@ -189,11 +188,25 @@ static void config_of(const aes_params *p, kpn_config *cfg)
     cfg->stack_fill = !p->no_fill;
 }
 
-/* "worker<i>": its length, for sizing, and the name itself. */
+/* "worker<i>" into 'buf' of 'len' bytes: its length, for sizing, and the
+ * name itself; 0 if it does not fit.  By hand, not snprintf: with 16 384
+ * workers snprintf's set-up alone took about 2 ms of the timed build. */
 static size_t worker_name(char *buf, size_t len, size_t i)
 {
-    int n = snprintf(buf, len, "worker%zu", i);
-    return n < 0 ? 0 : (size_t)n;
+    static const char prefix[] = "worker";
+    char digits[3 * sizeof i];
+    size_t n = 0, k, at = sizeof prefix - 1;
+
+    do
+        digits[n++] = (char)('0' + i % 10);
+    while ((i /= 10) != 0);
+    if (len < at + n + 1)
+        return 0;
+    memcpy(buf, prefix, at);
+    for (k = 0; k < n; ++k)
+        buf[at + k] = digits[n - 1 - k];
+    buf[at + n] = '\0';
+    return at + n;
 }
 
 size_t aes_net_workers(const aes_params *p)
