@@ -312,9 +312,10 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity);
  * KPN_EINVAL: 'net' or 'arena' NULL, an arena that wraps past the end
  *             of the address space, or a config value out of range
  *             (default_capacity 0, resolve, strict, guard_pages or
- *             stack_fill not 0 or 1, guard_pages in a build without them or with an arena
- *             not aligned to the page size, a reserve_size from 1 to
- *             63 or, but for KPN_RESERVE_ARENA, above SIZE_MAX - 16,
+ *             stack_fill not 0 or 1, guard_pages in a build without
+ *             them or with an arena not aligned to the page size, a
+ *             reserve_size from 1 to 63 or, but for KPN_RESERVE_ARENA,
+ *             above SIZE_MAX - 16,
  *             runners 0 or above KPN_MAX_RUNNERS or above 1 in a build
  *             without KPN_THREADS, with several runners a runner_stack
  *             below the port's minimum or above
