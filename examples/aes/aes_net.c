@@ -190,7 +190,7 @@ static void config_of(const aes_params *p, kpn_config *cfg)
 
 /* "worker<i>" into 'buf' of 'len' bytes: its length, for sizing, and the
  * name itself; 0 if it does not fit.  By hand, not snprintf: with 16 384
- * workers snprintf's set-up alone took about 2 ms of the timed build. */
+ * workers snprintf took about 0.5 ms of the timed build. */
 static size_t worker_name(char *buf, size_t len, size_t i)
 {
     static const char prefix[] = "worker";
