@@ -40,14 +40,15 @@ csv=$out/scaling.csv
 value() { tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1; }
 
 # point NAME KEY R DRIVER ARGS...: run the driver once and append
-# NAME,R,KEY's value,steals,placements to the CSV.
+# NAME,R,KEY's value,steals,placements,placement_runners to the CSV.
 point() {
     name=$1 key=$2 r=$3; shift 3
     line=$("$@" 2>>"$out/scaling.log" | tail -n 1) || { echo "scaling: $* failed" >&2; exit 1; }
     v=$(printf '%s\n' "$line" | value "$key")
     [ -n "$v" ] || { echo "scaling: no $key from $*" >&2; exit 1; }
     s=$(printf '%s\n' "$line" | value steals); p=$(printf '%s\n' "$line" | value placements)
-    echo "$name,$r,$v,${s:-0},${p:-0}" >> "$csv"
+    q=$(printf '%s\n' "$line" | value placement_runners)
+    echo "$name,$r,$v,${s:-0},${p:-0},${q:-0}" >> "$csv"
     printf '%s\n' "$line" >> "$csv.lines"
     echo "  $name runners=$r $key=$v" >&2
 }
@@ -64,7 +65,7 @@ if [ $report = 0 ]; then
     cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
     echo "$(uname -m), $cpus CPUs, ${cpu:-unknown CPU}" > "$out/scaling.machine"
     echo "scaling: $(cat "$out/scaling.machine"); runners:$runners; $reps rep(s)" >&2
-    echo "bench,runners,value,steals,placements" > "$csv"
+    echo "bench,runners,value,steals,placements,placement_runners" > "$csv"
     : > "$csv.lines"
     w=1000000 rd=50000 ad=26 pt=50
     [ $quick = 1 ] && { w=100000 rd=5000 ad=22 pt=5; }
