@@ -258,8 +258,9 @@ typedef struct kpn_config {
     /* 1 (default): kpn_spawn fills each process's stack with a known byte,
      * so that kpn_proc_stats can report how deep it has ever reached
      * (stack_peak), as FreeRTOS does for uxTaskGetStackHighWaterMark.
-     * 0: the stack is left as the arena holds it, and stack_peak is 0
-     * (not measured).  The fill writes every byte of every stack, which
+     * 0: the stack, and the few lines of stagger below its guard band,
+     * are left as the arena holds them, and stack_peak is 0 (not
+     * measured).  The fill writes every byte of every stack, which
      * for many short-lived processes is most of what building the net
      * costs: 16 384 processes of 8 KiB are 128 MiB to write.  The guard
      * band below each stack is written and checked either way.  A stale

@@ -144,8 +144,12 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
      * lying here is wiped, not left looking alive (kpn_int.h, "Stale
      * handles").  The band and the stack, [block, top), get their own
      * fills below; filling them twice made spawning 16 384 processes of
-     * 8 KiB stacks cost twice what it must. */
-    kpni_memset(start, GUARD_FILL, (size_t)(block - start));
+     * 8 KiB stacks cost twice what it must.  With cfg.stack_fill 0 the
+     * stack and the stagger below its band are left as they are (no
+     * guard page there to write first): an old record in them is
+     * refused by its serial. */
+    if (net->cfg.stack_fill || net->page != 0)
+        kpni_memset(start, GUARD_FILL, (size_t)(block - start));
     kpni_memset(top, GUARD_FILL, (size_t)(start + total + 2 * net->page - top));
 #if KPN_GUARD_PAGES
     if (guard != NULL && kpn_port_guard(guard, 1) != 0) {
@@ -154,8 +158,6 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
     }
 #endif
     kpni_memset(block, GUARD_FILL, KPN_STACK_GUARD);
-    /* Unfilled, the stack may hold an old record: its serial refuses it
-     * (kpn_int.h, "Stale handles") */
     if (net->cfg.stack_fill)
         kpni_memset(block + KPN_STACK_GUARD, STACK_FILL, stack - GUARD_INSIDE);
     p = (kpn_proc *)(void *)(top + kpni_align_up(kpn_port_ctx_size()));
