@@ -145,9 +145,9 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
      * handles").  The band and the stack, [block, top), get their own
      * fills below; filling them twice made spawning 16 384 processes of
      * 8 KiB stacks cost twice what it must.  With cfg.stack_fill 0 the
-     * stack and the stagger below its band are left as they are (no
-     * guard page there to write first): an old record in them is
-     * refused by its serial. */
+     * stack and the stagger below its band are left as they are (but
+     * for a net with guard pages, whose page lies there too): an old
+     * record in them is refused by its serial. */
     if (net->cfg.stack_fill || net->page != 0)
         kpni_memset(start, GUARD_FILL, (size_t)(block - start));
     kpni_memset(top, GUARD_FILL, (size_t)(start + total + 2 * net->page - top));
