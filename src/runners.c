@@ -720,7 +720,6 @@ static void try_half(kpni_runner *r)
  * dry is kept.  The pace is the channels' 'sent' counters summed, which
  * every runner may read; one runner's own count would change with the
  * share of the net the placement gives it. */
-
 void kpni_trial_step(kpni_runner *r, uint64_t now)
 {
     kpn_net *net = r->net;
