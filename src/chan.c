@@ -214,6 +214,36 @@ static KPNI_NOINLINE kpn_status wake_mt(kpn_proc *self, kpn_proc *other, kpn_cha
     return KPN_OK;
 }
 
+/* Several runners, where 'other' is on self's runner: the short wake
+ * (kpni_sched_ready_here) under that runner's lock alone, in line, since
+ * under a placement it is the wake of nearly every message.  Returns 0
+ * where it did nothing and the general one (wake_mt) must choose. */
+static KPNI_INLINE int wake_here(kpn_proc *self, kpn_proc *other, kpn_chan *c,
+                                 kpn_proc_state why)
+{
+    kpni_runner *here = self->runner;
+    int done = 0;
+
+    if (KPNI_LOAD(&other->runner) != here || !KPNI_PLACED(here->net))
+        return 0;
+    kpni_lock(here);
+    if (KPNI_LOAD(&other->runner) == here) /* not moved meanwhile */
+        done = other->state != why || other->wait != c ||
+               kpni_sched_ready_here(here, other, self);
+    kpni_unlock(here);
+    return done;
+}
+
+/* A wake by the one runner's path's caller with several runners: out of
+ * line, so that the one runner's path keeps its frame as it was. */
+static KPNI_NOINLINE kpn_status wake_near(kpn_proc *self, kpn_proc *other, kpn_chan *c,
+                                          kpn_proc_state why)
+{
+    if (wake_here(self, other, c, why))
+        return KPN_OK;
+    return wake_mt(self, other, c, why);
+}
+
 /* The look across runners: if 'other' seems to wait on 'c' for 'why',
  * wake it (wake_mt looks again under the lock). */
 static kpn_status look_cross(kpn_proc *self, kpn_proc *other, kpn_chan *c, kpn_proc_state why)
@@ -353,7 +383,7 @@ static KPNI_INLINE kpn_status release_local(kpn_proc *self, kpn_proc *other, kpn
     if (state != why || KPNI_LOAD(&other->wait) != c)
         return KPN_OK;
     if (KPNI_MT(self->runner))
-        return wake_mt(self, other, c, why);
+        return wake_near(self, other, c, why);
     kpni_sched_ready_by(self->runner, other, self);
     return KPN_OK;
 }

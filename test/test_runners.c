@@ -1265,6 +1265,61 @@ void test_a_woken_reader_joins_the_wakers_runner_and_a_woken_writer_stays(void)
     }
 }
 
+/* The short wake (kpni_sched_ready_here), white-box: under a learnt
+ * placement, a process woken by the other end of its channel on its own
+ * runner joins the back of that runner's queue, ready, with the waker's
+ * watch and the channel's word for it cleared.  With no placement in
+ * force, and under KPN_POLICY_STATIC, it changes nothing and leaves the
+ * choice to kpni_sched_ready_mt. */
+void test_a_wake_on_the_wakers_own_runner_under_a_placement_joins_its_back(void)
+{
+    kpn_proc *p, *y, *s, *x;
+    kpn_chan *c;
+    kpni_runner *r0;
+    int round, done;
+
+    for (round = 0; round < 3; ++round) {
+        init(2, round == 2 ? KPN_POLICY_STATIC : KPN_POLICY_WS, KPN_WAKE_WAKER);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &y, "y", idle, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &s, "s", idle, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", idle, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, p, s, sizeof(int), 1));
+        r0 = &net->runners[0];
+        TEST_ASSERT_TRUE(p->runner == r0 && s->runner == r0 && r0->resolve);
+
+        /* x queued on runner 0; p waits to write to s there, which runs */
+        queues(r0, x, NULL);
+        p->state = KPN_PROC_BLOCKED_WRITE;
+        p->wait = c;
+        p->watched = 0;
+        s->watched = 1;
+        KPNI_WAITING(c, KPN_PROC_BLOCKED_WRITE) = 1;
+        net->learnt = round != 0; /* a placement in force, but for round 0 */
+
+        kpni_lock(r0);
+        done = kpni_sched_ready_here(r0, p, s);
+        kpni_unlock(r0);
+        net->learnt = 0;
+        if (round == 1) {
+            TEST_ASSERT_EQUAL_INT(1, done);
+            TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, p->state);
+            TEST_ASSERT_NULL(p->wait);
+            TEST_ASSERT_EQUAL_INT(1, p->watched);
+            TEST_ASSERT_EQUAL_size_t(0, KPNI_WAITING(c, KPN_PROC_BLOCKED_WRITE));
+            TEST_ASSERT_TRUE(r0->head == x && x->next_ready == p && r0->tail == p);
+        } else {
+            TEST_ASSERT_EQUAL_INT(0, done);
+            TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_WRITE, p->state);
+            TEST_ASSERT_TRUE(p->wait == c);
+            TEST_ASSERT_EQUAL_INT(0, p->watched);
+            TEST_ASSERT_EQUAL_size_t(1, KPNI_WAITING(c, KPN_PROC_BLOCKED_WRITE));
+            TEST_ASSERT_TRUE(r0->head == x && r0->tail == x);
+        }
+        TEST_ASSERT_TRUE(p->runner == r0);
+    }
+}
+
 /* ------------------------------------------------------------ CPUs */
 
 /* RND-B into a fresh net on 'runners' runners over 'cpus' CPUs, learning
