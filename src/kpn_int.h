@@ -1197,8 +1197,8 @@ int kpni_input_awaited(const kpn_net *net);
  * placement cuts few channels), and what kpni_sched_ready_mt decides
  * comes to little: 'p' joins the back of r's queue, where it already is
  * (its own runner and the waker's), and r, which runs 'by', needs no
- * wake-up: here without those choices (docs/benchmarks.md, "Wakes on
- * one runner").  Returns 0, having changed nothing, where the general
+ * wake-up: here without those choices (docs/benchmarks.md, "a wake on
+ * the waker's runner").  Returns 0, having changed nothing, where the general
  * path must choose. */
 #if KPN_THREADS
 static inline int kpni_sched_ready_here(kpni_runner *r, kpn_proc *p, kpn_proc *by)
