@@ -484,8 +484,7 @@ struct kpn_net {
 #if KPN_THREADS
     unsigned idle;                 /* runners with nothing to run (mt) */
     int done;                      /* the run is over: runners return */
-    /* cfg.learn (runners.c), written under every runner's lock (and
-     * atomically: a wake looks at 'learnt' without one, KPNI_PLACED): the
+    /* cfg.learn (runners.c), written under every runner's lock: the
      * placements learnt in this run (none: work stealing as it was), and
      * the messages a runner must have sent in it before the next is */
     unsigned learnt;
@@ -818,9 +817,6 @@ enum { KPNI_WRITES, KPNI_READS };
 #define KPNI_FLIPPED(r) ((r)->nflipped)
 #define KPNI_FORGET_FLIPS(r) ((r)->nflipped = 0)
 #define KPNI_UNFLIPS(r) ((r)->unflips)
-/* A learnt placement is in force (cfg.learn), as seen without a lock:
- * looked at again under one before it counts (kpni_sched_ready_here). */
-#define KPNI_PLACED(net) (KPNI_LOAD(&(net)->learnt) != 0)
 /* A process's 'nwaiters' is kept only where one thread runs the net.
  * With several runners it would change under the lock of the waiter's
  * runner and of the waker's, which differ when a channel crosses, so it
@@ -924,7 +920,6 @@ static inline unsigned kpni_runners_placed(const kpn_net *net)
 #define KPNI_FLIPPED(r) 0
 #define KPNI_FORGET_FLIPS(r) ((void)(r))
 #define KPNI_UNFLIPS(r) 0u
-#define KPNI_PLACED(net) ((void)(net), 0)
 #define KPNI_NWAITERS_ADD(r, p, d) ((void)(r), (void)((p)->nwaiters += (uint32_t)(d)))
 #define KPNI_UNFENCED(p, end) ((void)(p), (void)(end), (kpn_chan *)NULL)
 #define KPNI_SET_UNFENCED(p, end, c) ((void)(p), (void)(end), (void)(c))
@@ -1194,12 +1189,12 @@ int kpni_input_awaited(const kpn_net *net);
 /* Several runners, holding the lock of r, the runner of both 'p' and
  * 'by': 'by' releases 'p', which waits on the channel between them.
  * Under a learnt placement nearly every wake is such a one (the
- * placement cuts few channels), and what kpni_sched_ready_mt decides
- * comes to little: 'p' joins the back of r's queue, where it already is
- * (its own runner and the waker's), and r, which runs 'by', needs no
- * wake-up: here without those choices (docs/benchmarks.md, "a wake on
- * the waker's runner").  Returns 0, having changed nothing, where the general
- * path must choose. */
+ * placement cuts few channels), and what kpni_sched_ready_mt decides for
+ * it comes to little: 'p' joins the back of r's queue, where it already
+ * is (its own runner and the waker's), and r, which runs 'by', needs no
+ * wake-up.  Here without those choices (docs/benchmarks.md, "a wake on
+ * the waker's runner").  Returns 0, having changed nothing, where the
+ * general path must choose. */
 #if KPN_THREADS
 static inline int kpni_sched_ready_here(kpni_runner *r, kpn_proc *p, kpn_proc *by)
 {

@@ -658,7 +658,7 @@ static void learn(kpni_runner *r)
     kpn_net *net = r->net;
 
     kpni_place_live(net);
-    KPNI_STORE(&net->learnt, net->learnt + 1); /* a waker looks without a lock */
+    net->learnt++;
     net->learn_at = 2 * (r->messages - r->run_messages);
     r->placements++;
     kpni_runners_wake_all(net); /* each takes its share (pull_home) */
@@ -752,7 +752,7 @@ void kpni_trial_step(kpni_runner *r, uint64_t now)
         try_half(r);
     } else {
         net->trial = KPNI_TRIAL_DROPPED;
-        KPNI_STORE(&net->learnt, 0u);
+        net->learnt = 0;
         r->dropped++;
         kpni_runners_wake_all(net); /* to steal again */
     }
@@ -1062,7 +1062,7 @@ kpn_status kpni_runners_run(kpn_net *net)
         kpni_runners_mark(net);
     KPNI_STORE(&net->done, 0);
     KPNI_STORE(&net->idle, 0u);
-    KPNI_STORE(&net->learnt, 0u);
+    net->learnt = 0;
     net->learn_at = (uint64_t)LEARN_MIN * net->nchans;
     net->trial = KPNI_TRIAL_NONE;
     if (net->cfg.learn != 0 && net->cfg.learn_grain_ns != 0 && net->cfg.policy == KPN_POLICY_WS) {
