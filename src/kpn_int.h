@@ -1188,17 +1188,18 @@ int kpni_input_awaited(const kpn_net *net);
 
 /* Several runners, holding the lock of r, the runner of both 'p' and
  * 'by': 'by' releases 'p', which waits on the channel between them.
- * Under a learnt placement nearly every wake is such a one (the
- * placement cuts few channels), and what kpni_sched_ready_mt decides for
- * it comes to little: 'p' joins the back of r's queue, where it already
- * is (its own runner and the waker's), and r, which runs 'by', needs no
- * wake-up.  Here without those choices (docs/benchmarks.md, "a wake on
- * the waker's runner").  Returns 0, having changed nothing, where the
+ * Under a placement, learnt or given (KPN_POLICY_STATIC, with 'p' homed
+ * on r), nearly every wake is such a one (a placement cuts few
+ * channels), and what kpni_sched_ready_mt decides for it comes to
+ * little: 'p' joins the back of r's queue, where it already is (its own
+ * runner and the waker's), and r, which runs 'by', needs no wake-up.
+ * Here without those choices (docs/benchmarks.md, "a wake on the
+ * waker's runner").  Returns 0, having changed nothing, where the
  * general path must choose. */
 #if KPN_THREADS
 static inline int kpni_sched_ready_here(kpni_runner *r, kpn_proc *p, kpn_proc *by)
 {
-    if (r->net->learnt == 0 || r->net->cfg.policy != KPN_POLICY_WS)
+    if (r->net->cfg.policy == KPN_POLICY_STATIC ? p->home != r->index : r->net->learnt == 0)
         return 0;
     if (r->resolve) {
         KPNI_NWAITERS_ADD(r, by, -1);

@@ -1265,12 +1265,14 @@ void test_a_woken_reader_joins_the_wakers_runner_and_a_woken_writer_stays(void)
     }
 }
 
-/* The short wake (kpni_sched_ready_here), white-box: under a learnt
- * placement, a process woken by the other end of its channel on its own
- * runner joins the back of that runner's queue, ready, with the waker's
- * watch and the channel's word for it cleared.  Under work stealing with
- * no placement in force (round 0) and under KPN_POLICY_STATIC (round 2)
- * it changes nothing and leaves the choice to kpni_sched_ready_mt. */
+/* The short wake (kpni_sched_ready_here), white-box: under a placement,
+ * learnt (round 1) or given by KPN_POLICY_STATIC with the process homed
+ * where it waits (round 2), a process woken by the other end of its
+ * channel on its own runner joins the back of that runner's queue,
+ * ready, with the waker's watch and the channel's word for it cleared.
+ * Under work stealing with no placement in force (round 0), and under
+ * KPN_POLICY_STATIC with the process homed on the other runner (round
+ * 3), it changes nothing and leaves the choice to kpni_sched_ready_mt. */
 void test_a_wake_on_the_wakers_own_runner_under_a_placement_joins_its_back(void)
 {
     kpn_proc *p, *y, *s, *x;
@@ -1278,15 +1280,15 @@ void test_a_wake_on_the_wakers_own_runner_under_a_placement_joins_its_back(void)
     kpni_runner *r0;
     int round, done;
 
-    for (round = 0; round < 3; ++round) {
-        init(2, round == 2 ? KPN_POLICY_STATIC : KPN_POLICY_WS, KPN_WAKE_WAKER);
+    for (round = 0; round < 4; ++round) {
+        init(2, round >= 2 ? KPN_POLICY_STATIC : KPN_POLICY_WS, KPN_WAKE_WAKER);
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &y, "y", idle, NULL, STACK));
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &s, "s", idle, NULL, STACK));
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", idle, NULL, STACK));
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, p, s, sizeof(int), 1));
         r0 = &net->runners[0];
-        TEST_ASSERT_TRUE(p->runner == r0 && s->runner == r0 && r0->resolve);
+        TEST_ASSERT_TRUE(p->runner == r0 && s->runner == r0 && p->home == 0 && r0->resolve);
 
         /* x queued on runner 0; p waits to write to s there, which runs */
         queues(r0, x, NULL);
@@ -1295,13 +1297,15 @@ void test_a_wake_on_the_wakers_own_runner_under_a_placement_joins_its_back(void)
         p->watched = 0;
         s->watched = 1;
         KPNI_WAITING(c, KPN_PROC_BLOCKED_WRITE) = 1;
-        net->learnt = round != 0; /* under the static policy no run sets it */
+        net->learnt = round == 1;
+        if (round == 3)
+            p->home = 1; /* pinned to runner 1, not yet moved there */
 
         kpni_lock(r0);
         done = kpni_sched_ready_here(r0, p, s);
         kpni_unlock(r0);
         net->learnt = 0;
-        if (round == 1) {
+        if (round == 1 || round == 2) {
             TEST_ASSERT_EQUAL_INT(1, done);
             TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, p->state);
             TEST_ASSERT_NULL(p->wait);
