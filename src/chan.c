@@ -118,6 +118,8 @@ kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
     if (writer != net->outside) {
         c->next_out = writer->outs;
         writer->outs = c;
+        if (writer->open_outs != KPNI_OPEN_OUTS_MANY)
+            writer->open_outs++;
     }
     c->next_in = reader->ins;
     reader->ins = c;
@@ -650,6 +652,10 @@ kpn_status kpn_close(kpn_chan *c)
     if (c->closed)
         return KPN_ESTATE;
     KPNI_STORE_REL(&c->closed, 1); /* after every message it closes */
+#if !KPN_COMPACT
+    if (c->writer->open_outs != KPNI_OPEN_OUTS_MANY)
+        c->writer->open_outs--;
+#endif
     return release(c->writer, c->reader, c, KPN_PROC_BLOCKED_READ);
 }
 

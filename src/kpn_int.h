@@ -601,9 +601,15 @@ struct kpn_proc {
     size_t stack_size;         /* the stack is [stack_lo, stack_lo + stack_size) */
     const char *name;          /* the copy, or the caller's (KPN_NAME_COPY) */
     /* Scratch for the scan at rest and for placements (never more than
-     * the net's processes): 32 bits, so that the byte below fits in the
+     * the net's processes): 32 bits, so that the fields below fit in the
      * record's last word. */
     uint32_t seen;
+#if !KPN_COMPACT
+    /* The channels it writes that are still open, saturating at
+     * KPNI_OPEN_OUTS_MANY (then no longer counted): its exit walks 'outs'
+     * only while one may be open (proc.c, kpni_proc_finish). */
+    uint16_t open_outs;
+#endif
 #if KPN_THREADS
     /* Parked by a runner that shares its processes, it lets go of its
      * runner's lock as it resumes (sched.c, park): a runner that shares
@@ -616,6 +622,8 @@ struct kpn_proc {
     unsigned char *guard;      /* its protected page (cfg.guard_pages), or NULL */
 #endif
 };
+
+#define KPNI_OPEN_OUTS_MANY 0xffffu
 
 /* A channel and its ring, carved in one piece:
  *

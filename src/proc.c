@@ -356,13 +356,30 @@ void kpni_proc_finish(kpn_proc *p)
      * have all returned, then reads none of their records, each a miss on
      * a line of its own far off in the arena: with 16 384 workers
      * (bench/aes) the exits of a run took about 10 ms with those reads, 6
-     * without.  Several runners keep no count (KPNI_NWAITERS_ADD). */
-    int look = !p->runner->resolve || p->net->nrunners > 1 || p->nwaiters != 0;
+     * without.  Several runners keep no count (KPNI_NWAITERS_ADD).
+     *
+     * On one runner a channel p has closed itself needs nothing more:
+     * the close released its reader, and none blocks on it after.  So
+     * the walk of 'outs' stops at the last one open ('open_outs' says
+     * how many, unless it saturated): each step reads the next link on
+     * the channel's list line, a miss.  A source that closes each of its
+     * outputs when done, as bench/aes's does its 16 384, walks none; a
+     * worker that writes one channel reads no link.  Several runners
+     * walk them all: a close on a crossing channel may leave its look at
+     * the reader to p's next block (chan.c, release_cross), and the exit
+     * is that block. */
+    int all = p->net->nrunners > 1;
+    int look = !p->runner->resolve || all || p->nwaiters != 0;
+    unsigned open = all ? KPNI_OPEN_OUTS_MANY : p->open_outs;
 
-    for (c = p->outs; c != NULL; c = c->next_out) {
+    for (c = open != 0 ? p->outs : NULL; c != NULL; c = c->next_out) {
+        if (c->closed && !all) /* only p writes it */
+            continue;
         KPNI_STORE_REL(&c->closed, 1); /* published after its last message */
         if (look && blocked_on(c->reader, c, KPN_PROC_BLOCKED_READ))
             kpni_sched_ready(p->runner, c->reader);
+        if (open != KPNI_OPEN_OUTS_MANY && --open == 0)
+            break;
     }
     for (c = look ? p->ins : NULL; c != NULL; c = c->next_in)
         if (blocked_on(c->writer, c, KPN_PROC_BLOCKED_WRITE))

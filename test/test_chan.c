@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Channels: connect, FIFO copy semantics, blocking, EOF, close, 1:1 rules, discard. */
+#include <string.h>
 #include "unity.h"
 #include "kpn.h"
 
@@ -362,6 +363,89 @@ void test_exit_closes_every_channel_the_process_writes(void)
     TEST_ASSERT_EQUAL_INT(KPN_EOF, c1.end);
     TEST_ASSERT_EQUAL_INT(0, c2.n);
     TEST_ASSERT_EQUAL_INT(KPN_EOF, c2.end);
+}
+
+/* A writer of three channels closes the one at 'which' (in the order
+ * they were connected) and returns: its exit must close the two others,
+ * wherever they lie in its own list, and release their blocked readers. */
+static kpn_chan *three[3];
+static int close_which;
+static kpn_status close_one_status;
+
+static void close_one_of_three(void *arg)
+{
+    (void)arg;
+    close_one_status = kpn_close(three[close_which]);
+}
+
+void test_exit_closes_the_channels_left_open_whichever_was_closed_before(void)
+{
+    struct consumer c[3];
+    kpn_proc_stats st;
+    kpn_proc *w, *r[3];
+    int i;
+
+    for (close_which = 0; close_which < 3; ++close_which) {
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
+        memset(c, 0, sizeof c);
+        for (i = 0; i < 3; ++i) { /* the readers run first, and block */
+            c[i].limit = MAXMSG;
+            c[i].end = KPN_ESTATE; /* not yet ended */
+            r[i] = spawn(consume, &c[i]);
+        }
+        w = spawn(close_one_of_three, NULL);
+        for (i = 0; i < 3; ++i)
+            c[i].in = three[i] = connect(w, r[i], sizeof(int), 2);
+        close_one_status = KPN_ESTATE;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, close_one_status);
+        for (i = 0; i < 3; ++i) {
+            TEST_ASSERT_EQUAL_INT(0, c[i].n);
+            TEST_ASSERT_EQUAL_INT(KPN_EOF, c[i].end);
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(r[i], &st));
+            TEST_ASSERT_EQUAL_INT(KPN_PROC_EXITED, st.state);
+        }
+    }
+}
+
+/* A writer of more channels than the count of its open ones holds
+ * (65 535): the count stops, and the exit still closes every channel
+ * left open.  The writer closes the first it connected; the reader waits
+ * on the last, which is at the head of the writer's list. */
+#define MANY_OUTS 65537
+static kpn_chan *many_outs[MANY_OUTS];
+
+static void close_the_first(void *arg)
+{
+    (void)arg;
+    close_one_status = kpn_close(many_outs[0]);
+}
+
+void test_exit_closes_what_is_open_past_the_count_of_open_channels(void)
+{
+    static unsigned char big[MANY_OUTS * 320 + (1 << 20)];
+    struct consumer c;
+    kpn_proc *w, *r;
+    kpn_chan *ch = NULL;
+    long i;
+
+    TEST_ASSERT_TRUE(kpn_size_chan(sizeof(int), 1) * MANY_OUTS < sizeof big - (1 << 19));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, big, sizeof big, NULL));
+    memset(&c, 0, sizeof c);
+    c.limit = MAXMSG;
+    c.end = KPN_ESTATE;
+    r = spawn(consume, &c);
+    w = spawn(close_the_first, NULL);
+    for (i = 0; i < MANY_OUTS; ++i) {
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &ch, w, r, sizeof(int), 1));
+        many_outs[i] = ch;
+    }
+    c.in = many_outs[MANY_OUTS - 1];
+    close_one_status = KPN_ESTATE;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, close_one_status);
+    TEST_ASSERT_EQUAL_INT(0, c.n);
+    TEST_ASSERT_EQUAL_INT(KPN_EOF, c.end);
 }
 
 /* ------------------------------------------------------------ discard */
