@@ -149,26 +149,34 @@ static KPNI_INLINE void resumed(kpn_proc *self, int mt)
     }
 }
 
+/* 'self' overran its stack: stop the run and never resume it.  With
+ * several runners its runner's lock is held, and goes with the switch. */
+static KPNI_NOINLINE void overrun(kpn_proc *self)
+{
+    kpni_runner *r = self->runner;
+
+    /* An overflow past the band may have reached the net's own fields
+     * (the first stack lies just above them): then there is no
+     * trustworthy way back, so stop here (fail-stop) rather than run on
+     * damaged state. */
+    if (!kpni_net_sane(self->net) || r->index >= self->net->nrunners ||
+        r != &self->net->runners[r->index] || r->net != self->net)
+        kpni_fail_stop();
+    KPNI_STORE(&self->state, KPN_PROC_FAULTED);
+    r->net->fault = self;
+    kpni_sched_halt(r->net, KPN_ESTACK);
+    KPNI_STORE(&r->current, (kpn_proc *)NULL);
+    SWITCH(KPNI_CTX(r, self), r->host, FIBER(r), FIBER(self));
+    KPN_ASSERT(0); /* a faulted process is never resumed */
+}
+
 /* park's rare cases: an overrun guard, or input offered meanwhile. */
 static KPNI_NOINLINE void park_cold(kpn_proc *self, int mt)
 {
     kpni_runner *r = self->runner;
 
-    if (!kpni_proc_guard_ok(self)) {
-        /* An overflow past the band may have reached the net's own
-         * fields (the first stack lies just above them): then there is
-         * no trustworthy way back, so stop here (fail-stop) rather than
-         * run on damaged state. */
-        if (!kpni_net_sane(self->net) || r->index >= self->net->nrunners ||
-            r != &self->net->runners[r->index] || r->net != self->net)
-            kpni_fail_stop();
-        KPNI_STORE(&self->state, KPN_PROC_FAULTED);
-        r->net->fault = self;
-        kpni_sched_halt(r->net, KPN_ESTACK);
-        KPNI_STORE(&r->current, (kpn_proc *)NULL);
-        SWITCH(KPNI_CTX(r, self), r->host, FIBER(r), FIBER(self));
-        KPN_ASSERT(0); /* a faulted process is never resumed */
-    }
+    if (!kpni_proc_guard_ok(self))
+        overrun(self);
     /* An interrupt or another thread offered input (input.c): make its
      * readers ready now, so that a busy net takes input too.  The readers
      * may be homed anywhere: every runner's lock, if no other runner
@@ -360,6 +368,12 @@ void kpni_sched_exit(kpn_proc *self)
         KPNI_FORGET_FLIPS(r);
         kpni_lock_down(r);
     }
+    /* The whole band, not only the words nearest the stack that every
+     * switch checks: its stack is never used again, so the check at the
+     * end of the run (find_fault) leaves an exited process's band to
+     * this one, made while its lines are likely still at hand. */
+    if (!kpni_proc_guard_intact(self))
+        overrun(self);
     park(self, KPNI_MT(r)); /* never resumed: nothing follows the switch */
     KPN_ASSERT(0); /* an exited process is never resumed */
 }
@@ -496,7 +510,8 @@ static void ahead_proc(const kpn_net *net, const kpn_proc *p)
 
     if (next == NULL || !kpni_proc_sane(net, next))
         return;
-    band_ahead(next);
+    if (next->state != KPN_PROC_EXITED) /* see find_fault */
+        band_ahead(next);
     KPNI_PREFETCH(next->next);
     KPNI_PREFETCH((uintptr_t)next->next + 64);
 }
@@ -569,9 +584,10 @@ static void scan_ahead(const void *x, uintptr_t step, size_t bytes)
 /*
  * The switch checks only the guard words nearest each stack; a frame
  * with a gap can step over them, and over the whole band.  Before
- * declaring a run over, check every band whole, and every process and
- * channel record for damage from an overflow that jumped the band: the
- * process just above a damaged record is the one that overflowed.
+ * declaring a run over, check every band whole (an exited process's was,
+ * as it exited), and every process and channel record for damage from
+ * an overflow that jumped the band: the process just above a damaged
+ * record is the one that overflowed.
  */
 static kpn_proc *find_fault(kpn_net *net)
 {
@@ -587,12 +603,17 @@ static kpn_proc *find_fault(kpn_net *net)
     if (kpni_proc_sane(net, net->procs))
         band_ahead(net->procs);
     for (p = net->procs; kpni_proc_sane(net, p); p = p->next) {
+        int exited = p->state == KPN_PROC_EXITED;
+
         ahead_proc(net, p);
         if ((step = scan_step(&back, p)) != 0) {
             scan_ahead(p, step, sizeof *p);
-            scan_ahead(p->stack_lo - KPN_STACK_GUARD, step, KPN_STACK_GUARD);
+            if (!exited) /* the one that far on is guessed to be alike */
+                scan_ahead(p->stack_lo - KPN_STACK_GUARD, step, KPN_STACK_GUARD);
         }
-        if (!kpni_proc_guard_intact(p))
+        /* an exited process's band was checked whole as it exited
+         * (kpni_sched_exit), and nothing of its own writes there since */
+        if (!exited && !kpni_proc_guard_intact(p))
             return p;
         last = p;
         ++n;

@@ -381,7 +381,9 @@ void test_a_stack_overflow_stops_the_run_and_names_the_process(void)
 }
 
 /* A frame with a gap can write the guard band without touching the words
- * checked at each switch; the whole band is checked when the run ends. */
+ * checked at each switch.  The band of a process that returns is checked
+ * whole as it exits: the run stops there, as at a switch that finds the
+ * nearest words written, and what was queued behind it does not start. */
 static kpn_proc *gap_proc;
 static void writes_deep_in_the_guard(void *arg)
 {
@@ -391,10 +393,61 @@ static void writes_deep_in_the_guard(void *arg)
     ((volatile unsigned char *)ps.stack_base)[-100] = 0;
 }
 
-void test_an_overflow_that_skips_the_checked_words_is_caught_at_the_end(void)
+static int later_ran;
+static void later(void *arg)
 {
+    (void)arg;
+    later_ran = 1;
+}
+
+void test_an_overflow_that_skips_the_checked_words_is_caught_as_the_process_returns(void)
+{
+    kpn_proc *after;
+    kpn_proc_stats ps;
+
+    later_ran = 0;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &gap_proc, "gap", writes_deep_in_the_guard,
                                             NULL, 4096));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &after, "later", later, NULL, STACK));
     TEST_ASSERT_EQUAL_INT(KPN_ESTACK, kpn_run(net));
     TEST_ASSERT_EQUAL_PTR(gap_proc, kpn_net_fault(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(gap_proc, &ps));
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_FAULTED, ps.state);
+    TEST_ASSERT_EQUAL_INT(0, later_ran);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(after, &ps));
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, ps.state);
+}
+
+/* One that writes deep in its band and then waits for ever is found by
+ * the check of every band at the end of the run. */
+static kpn_chan *gap_in, *gap_out;
+static void writes_deep_then_waits(void *arg)
+{
+    int v;
+    (void)arg;
+    writes_deep_in_the_guard(NULL);
+    kpn_recv(gap_in, &v);
+}
+
+static void waits_on_the_gap(void *arg)
+{
+    int v;
+    (void)arg;
+    kpn_recv(gap_out, &v);
+}
+
+void test_an_overflow_that_skips_the_checked_words_and_waits_is_caught_at_the_end(void)
+{
+    kpn_proc *other;
+    kpn_proc_stats ps;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &gap_proc, "gap", writes_deep_then_waits,
+                                            NULL, 4096));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &other, "other", waits_on_the_gap, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &gap_in, other, gap_proc, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &gap_out, gap_proc, other, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTACK, kpn_run(net));
+    TEST_ASSERT_EQUAL_PTR(gap_proc, kpn_net_fault(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(other, &ps));
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_READ, ps.state);
 }
