@@ -9,7 +9,9 @@
 # on stderr.  The working tree's runs also try --policy=auto (kpn_place),
 # work stealing that never learns a placement (--learn=0), the other wake
 # rule (--wake=last) and two independent pipelines, one per runner
-# (--copies=2 --policy=static).  Where taskset is there, each
+# (--copies=2 --policy=static), and AES with 16 384 workers on 2 MiB
+# pages (the others run it on ordinary pages, as BASE's does).  Where
+# taskset is there, each
 # round also times the working tree's 1-runner pipeline, random
 # networks and AES (1 024 workers) bound to CPU 0 and to CPU 1: two
 # CPUs of a virtual machine need not be equally fast, and a 2-runner
@@ -44,9 +46,12 @@ make -j2 >/dev/null
 old=$scratch/base/build/amd64/bench
 new=$top/build/amd64/bench
 
-# one round of one build: D is the binary folder, V the label
+# one round of one build: D is the binary folder, V the label, AES the
+# options that make its AES runs like the other build's (the working
+# tree's bench/aes asks for 2 MiB pages unless told --huge_pages=0, which
+# BASE's does not know)
 round() {
-    d=$1 v=$2
+    d=$1 v=$2 aes=$3
     "$d/ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/ring1k.$v"
     "$d/ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/ring10k.$v"
     "$d/ring" --procs=1000 --trips=2000 --runs=5 --runners=2 2>/dev/null | tail -1 >>"$out/ring2r.$v"
@@ -56,8 +61,8 @@ round() {
         tail -1 >>"$out/pipe.$v"
     "$d/random" --preset=RND-A --d=50000 --runs=1 2>/dev/null | tail -1 >>"$out/rnda.$v"
     "$d/random" --preset=RND-B --d=50000 --runs=1 2>/dev/null | tail -1 >>"$out/rndb.$v"
-    "$d/aes" --b=26 --k=16 --passes=4 --runners=2 --runs=3 2>/dev/null | tail -1 >>"$out/aes2.$v"
-    "$d/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 2>/dev/null | tail -1 >>"$out/aes16k.$v"
+    "$d/aes" --b=26 --k=16 --passes=4 --runners=2 --runs=3 $aes 2>/dev/null | tail -1 >>"$out/aes2.$v"
+    "$d/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 $aes 2>/dev/null | tail -1 >>"$out/aes16k.$v"
 }
 
 # pinned D OUT KEY ARGS...: the 1-runner wall time (the result line's KEY:
@@ -78,8 +83,8 @@ fi
 i=0
 while [ "$i" -lt "$rounds" ]; do
     i=$((i + 1))
-    round "$old" before
-    round "$new" after
+    round "$old" before ""
+    round "$new" after --huge_pages=0
     "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --policy=auto \
         2>/dev/null | tail -1 >>"$out/pipe.auto"
     "$new/random" --preset=RND-A --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rnda.auto"
@@ -94,13 +99,16 @@ while [ "$i" -lt "$rounds" ]; do
         2>/dev/null | tail -1 >>"$out/pipe.last"
     "$new/random" --preset=RND-A --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rnda.last"
     "$new/random" --preset=RND-B --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rndb.last"
+    "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 --stack_fill=0 --huge_pages=0 \
+        2>/dev/null | tail -1 >>"$out/aes16k.nofill"
+    "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 2>/dev/null | tail -1 >>"$out/aes16k.huge"
     "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 --stack_fill=0 2>/dev/null |
-        tail -1 >>"$out/aes16k.nofill"
+        tail -1 >>"$out/aes16k.nofill.huge"
     if [ -n "$pin" ]; then
         pinned "$new" pin.pipe wall_1 pipeline --stages=50 --d=1000000 --t_ms=1 --capacity=64
         pinned "$new" pin.rnda wall_1 random --preset=RND-A --d=50000
         pinned "$new" pin.rndb wall_1 random --preset=RND-B --d=50000
-        pinned "$new" pin.aes wall aes --b=26 --k=16 --passes=4
+        pinned "$new" pin.aes wall aes --b=26 --k=16 --passes=4 --huge_pages=0
     fi
     "$new/pingpong" --runs=3 2>/dev/null | tail -1 >>"$out/pingpong"
     echo "compare: round $i/$rounds" >&2
@@ -170,3 +178,5 @@ row "AES, 1 024 workers, 2 runners: kpn / sequential" ">= 1.85 every time" "$(fi
 row "AES: what a split matched to the two CPUs' speeds can give (1 + faster / slower)" "-" "-" "$(matched pin.aes | stats 1 2)"
 row "AES, 16 384 workers, 1 runner: kpn / sequential" ">= 0.95" "$(field "$out/aes16k.before" ratio | stats 1 2)" "$(field "$out/aes16k.after" ratio | stats 1 2)"
 row "AES, 16 384 workers, 1 runner, stacks not filled (--stack_fill=0): kpn / sequential" ">= 0.95" "-" "$(field "$out/aes16k.nofill" ratio | stats 1 2)"
+row "AES, 16 384 workers, 1 runner, arena on 2 MiB pages (bench/aes's default): kpn / sequential" ">= 0.95" "-" "$(field "$out/aes16k.huge" ratio | stats 1 2)"
+row "AES, 16 384 workers, 1 runner, arena on 2 MiB pages, stacks not filled: kpn / sequential" ">= 0.95" "-" "$(field "$out/aes16k.nofill.huge" ratio | stats 1 2)"
