@@ -601,8 +601,8 @@ struct kpn_proc {
     size_t stack_size;         /* the stack is [stack_lo, stack_lo + stack_size) */
     const char *name;          /* the copy, or the caller's (KPN_NAME_COPY) */
     /* Scratch for the scan at rest and for placements (never more than
-     * the net's processes): 32 bits, so that the fields below fit in the
-     * record's last word. */
+     * the net's processes): 32 bits, so that it and the fields below
+     * share one word. */
     uint32_t seen;
 #if !KPN_COMPACT
     /* The channels it writes that are still open, saturating at
