@@ -1107,6 +1107,18 @@ static inline void kpni_sched_ready(kpni_runner *waker, kpn_proc *p)
 /* A guard band word: every byte 0x5a (proc.c's GUARD_FILL). */
 #define KPNI_GUARD_WORD ((uintptr_t)0x5a5a5a5a5a5a5a5aull)
 
+/* Start loading p's whole guard band, which kpni_proc_guard_intact reads
+ * a word at a time (a process's exit, and the check at the end of a
+ * run).  The compact build, for memories with no caches to fill, asks
+ * for nothing. */
+static inline void kpni_proc_band_ahead(const kpn_proc *p)
+{
+    size_t i;
+
+    for (i = 0; !KPN_COMPACT && i < KPN_STACK_GUARD; i += 64)
+        KPNI_PREFETCH(p->stack_lo - KPN_STACK_GUARD + i);
+}
+
 /* The cheap check made at every switch: the two guard words nearest the
  * stack, the first an overflow growing down writes. */
 static inline int kpni_proc_guard_ok(const kpn_proc *p)

@@ -90,19 +90,16 @@ kpn_port_ctx *kpni_proc_ctx(const kpn_proc *p)
 
 /* A process's first instruction.  It also starts loading its guard
  * band, which its exit checks whole (sched.c): for a process that runs
- * briefly, as a fan-out's workers do, the lines are then at hand.  The
- * compact build, for memories with no caches to fill, leaves that out. */
+ * briefly, as a fan-out's workers do, the lines are then at hand. */
 static void proc_entry(void *arg)
 {
     kpn_proc *self = arg;
-    size_t i;
 
     /* held across the switch that started us, unless its runner is solo */
     if (KPNI_MT(self->runner))
         kpni_unlock(self->runner);
     KPNI_SET_UNLOCKS(self, 0);
-    for (i = 0; !KPN_COMPACT && i < KPN_STACK_GUARD; i += 64)
-        KPNI_PREFETCH(self->stack_lo - KPN_STACK_GUARD + i);
+    kpni_proc_band_ahead(self);
     self->fn(self->arg);
     kpni_sched_exit(self);
 }

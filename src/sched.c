@@ -499,15 +499,6 @@ static kpn_proc *blame(kpn_net *net, const void *x)
  * and only a record found sane is followed, as the scan itself does.
  * Asking only one step ahead left about a third more of the scan's time
  * waiting (16 384 workers of bench/aes). */
-static void band_ahead(const kpn_proc *p)
-{
-    const unsigned char *band = p->stack_lo - KPN_STACK_GUARD;
-    size_t i;
-
-    for (i = 0; i < KPN_STACK_GUARD; i += 64)
-        KPNI_PREFETCH(band + i);
-}
-
 static void ahead_proc(const kpn_net *net, const kpn_proc *p)
 {
     const kpn_proc *next = p->next;
@@ -515,7 +506,7 @@ static void ahead_proc(const kpn_net *net, const kpn_proc *p)
     if (next == NULL || !kpni_proc_sane(net, next))
         return;
     if (next->state != KPN_PROC_EXITED) /* see find_fault */
-        band_ahead(next);
+        kpni_proc_band_ahead(next);
     KPNI_PREFETCH(next->next);
     KPNI_PREFETCH((uintptr_t)next->next + 64);
 }
@@ -605,7 +596,7 @@ static kpn_proc *find_fault(kpn_net *net)
     if (!kpni_net_sane(net))
         kpni_fail_stop(); /* see park */
     if (kpni_proc_sane(net, net->procs))
-        band_ahead(net->procs);
+        kpni_proc_band_ahead(net->procs);
     for (p = net->procs; kpni_proc_sane(net, p); p = p->next) {
         int exited = p->state == KPN_PROC_EXITED;
 
