@@ -1055,6 +1055,18 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
 #define KPNI_PREFETCH_OUT_SHARED(p) KPNI_PREFETCH((p)->outs)
 #endif
 
+/* The resolver's half of a wake: 'by' releases 'p', which waited on it,
+ * so the count of processes waiting on 'by' drops, and chains of waiting
+ * processes that ended at 'by' through 'p' now end at 'p', which
+ * inherits the watch (docs/resolver.md, the wake rule). */
+static inline void kpni_wake_rule(kpni_runner *waker, kpn_proc *p, kpn_proc *by)
+{
+    if (waker->resolve) {
+        KPNI_NWAITERS_ADD(waker, by, -1);
+        p->watched |= by->watched;
+    }
+}
+
 /* Make 'p' ready; 'waker' is the runner doing it.  Inline: every send
  * that wakes a reader calls it.  The prefetch starts loading the line
  * below 'ctx', the top of 'p''s stack, while the waker finishes its hop.
@@ -1065,9 +1077,7 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
  * blocked in returns.
  *
  * When 'p' was blocked, the process it waited on is the one waking it
- * (or the resolver, which does the same bookkeeping): chains of waiting
- * processes that ended at the waker through 'p' now end at 'p', so 'p'
- * inherits the waker's watch (docs/resolver.md, the wake rule).
+ * (or the resolver, which does the same bookkeeping): kpni_wake_rule.
  *
  * One runner: the back of the queue, so processes run in the order they
  * became ready.  Several: kpni_sched_ready_mt, under the lock of p's runner.
@@ -1080,10 +1090,7 @@ static inline void kpni_sched_ready_by(kpni_runner *waker, kpn_proc *p, kpn_proc
 
     KPNI_PREFETCH(KPNI_PARKED_AT(p) - 64);
     KPNI_PREFETCH(KPNI_PARKED_AT(p));
-    if (waker->resolve) {
-        KPNI_NWAITERS_ADD(waker, by, -1);
-        p->watched |= by->watched;
-    }
+    kpni_wake_rule(waker, p, by);
     if (mt) { /* it reads what p waited for first */
         kpni_sched_ready_mt(waker, p);
         return;
@@ -1221,10 +1228,7 @@ static inline int kpni_sched_ready_here(kpni_runner *r, kpn_proc *p, kpn_proc *b
 {
     if (r->net->cfg.policy == KPN_POLICY_STATIC ? p->home != r->index : r->net->learnt == 0)
         return 0;
-    if (r->resolve) {
-        KPNI_NWAITERS_ADD(r, by, -1);
-        p->watched |= by->watched;
-    }
+    kpni_wake_rule(r, p, by);
     kpni_chan_woken(p->wait, (kpn_proc_state)p->state);
     KPNI_PREFETCH_OUT_SHARED(p);
     KPNI_STORE(&p->state, KPN_PROC_READY);
