@@ -398,7 +398,9 @@ kpn_status kpn_input_close(kpn_chan *in);
 /* Run the network until no process can run.  Processes are scheduled
  * cooperatively: one runs until it blocks or returns.  With cfg.resolve
  * (the default) an artificial deadlock is resolved the moment it closes,
- * by growing the smallest full channel on its cycle from the reserve pool.
+ * by growing the smallest full channel on its cycle from the reserve pool
+ * (with several runners, one whose cycle spans runners as soon as one of
+ * them runs out of work, or within 1 024 of its process switches).
  * With input channels: while a process waits on an open input and
  * nothing else can run, kpn_run does not return but sleeps in the port's
  * idle hook (WFI on Cortex-M, a condition variable on POSIX) until an

@@ -362,6 +362,12 @@ enum { KPNI_TRIAL_NONE, KPNI_TRIAL_BASE, KPNI_TRIAL_ON, KPNI_TRIAL_HALF, KPNI_TR
  * runner remembers, to look at again when it runs out of work. */
 #define KPNI_PARKED_CROSS 4
 
+/* How many of the resolver's walks that leave its runner a runner puts
+ * off, and for how many of its switches at most (runners.c, "Walks put
+ * off"). */
+#define KPNI_WALKS 16
+#define KPNI_WALKS_AFTER 1024u
+
 /* How many channels a move may mark crossing while their other end runs
  * on the runner it leaves, before that end next blocks (runners.c). */
 #define KPNI_FLIPS 8
@@ -410,6 +416,12 @@ typedef struct kpni_runner {
         kpn_proc_state why;
     } flipped[KPNI_FLIPS];
     unsigned nflipped;
+    /* Blocked processes whose walk for the resolver left this runner and
+     * is put off until it takes every lock (runners.c, "Walks put off"),
+     * and its switch count when the first was put off. */
+    kpn_proc *walks[KPNI_WALKS];
+    unsigned nwalks;
+    uint64_t walks_since;
     /* Channels that stopped crossing as a process moved here: only this
      * runner's thread moves processes here, so a plain count (block_any). */
     unsigned unflips;
@@ -852,6 +864,11 @@ enum { KPNI_WRITES, KPNI_READS };
 int kpni_runners_solo(kpni_runner *r);
 void kpni_runners_unsolo(kpni_runner *r, int share);
 void kpni_runners_parked_cross(kpni_runner *r, kpn_proc *p);
+int kpni_runners_put_off(kpni_runner *r, kpn_proc *self);
+void kpni_runners_walk_put_off(kpni_runner *r);
+void kpni_runners_walk_due(kpni_runner *r);
+/* r has walks put off KPNI_WALKS_AFTER switches ago or more */
+#define KPNI_WALKS_DUE(r) ((r)->nwalks != 0 && (r)->switches - (r)->walks_since >= KPNI_WALKS_AFTER)
 void kpni_lock_spin(kpni_runner *r);
 
 /* The lock of runner 'r': its queue and the processes on it (runners.c,
@@ -938,6 +955,10 @@ static inline unsigned kpni_runners_placed(const kpn_net *net)
 static inline int kpni_runners_solo(kpni_runner *r) { (void)r; return 0; }
 static inline void kpni_runners_unsolo(kpni_runner *r, int share) { (void)r; (void)share; }
 static inline void kpni_runners_parked_cross(kpni_runner *r, kpn_proc *p) { (void)r; (void)p; }
+static inline int kpni_runners_put_off(kpni_runner *r, kpn_proc *self) { (void)r; (void)self; return 0; }
+static inline void kpni_runners_walk_put_off(kpni_runner *r) { (void)r; }
+static inline void kpni_runners_walk_due(kpni_runner *r) { (void)r; }
+#define KPNI_WALKS_DUE(r) 0
 static inline void kpni_lock(kpni_runner *r) { (void)r; }
 static inline void kpni_unlock(kpni_runner *r) { (void)r; }
 static inline kpni_runner *kpni_lock_proc(kpn_proc *p, kpni_runner *also) { (void)also; return p->runner; }
@@ -1191,7 +1212,9 @@ kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
 
 /* resolve.c */
 int kpni_resolve_block(kpn_proc *self);
+enum { KPNI_WALK_ALL, KPNI_WALK_ENDED, KPNI_WALK_LEFT }; /* kpni_resolve_block_local */
 int kpni_resolve_block_local(kpn_proc *self);
+void kpni_resolve_parked(kpni_runner *r, kpn_proc *p);
 kpn_status kpni_resolve_quiet(kpn_net *net);
 kpn_status kpni_resolve_pending(kpn_net *net);
 void kpni_resolve_record(kpn_net *net);

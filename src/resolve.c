@@ -56,8 +56,10 @@ static void release_writer(kpn_proc *w)
 }
 
 /* 'self' closed a cycle.  Resolve it or record it; returns 1 if 'self'
- * itself may go on (its own channel grew). */
-static int on_cycle(kpn_proc *self)
+ * itself may go on (its own channel grew).  A walk put off ('parked':
+ * runners.c) is made for 'self' by its runner, with 'self' parked: it
+ * is released as any other writer. */
+static int on_cycle(kpn_proc *self, int parked)
 {
     kpn_net *net = self->net;
     kpn_chan *smallest = NULL;
@@ -81,7 +83,7 @@ static int on_cycle(kpn_proc *self)
         return 0;
     }
     net->resolutions++;
-    if (smallest->writer != self) {
+    if (smallest->writer != self || parked) {
         release_writer(smallest->writer);
         return 0;
     }
@@ -106,9 +108,10 @@ static int stays(const kpn_proc *self, const kpn_chan *c, const kpn_proc *next)
  * are processes.  (Every artificial cycle is resolved when it closes and
  * a read-only one never moves again, so a walk can only circle where it
  * met a read-only cycle not yet recorded: stop there; the scan at rest
- * records it.)  'local': follow only channels that do not cross, NULL at
- * the first that does (kpni_resolve_block_local). */
-static kpn_proc *chain_end(kpn_proc *self, int local)
+ * records it.)  'left' non-NULL: follow only channels that do not cross,
+ * and return NULL with *left set at the first that does
+ * (kpni_resolve_block_local). */
+static kpn_proc *chain_end(kpn_proc *self, int *left)
 {
     kpn_proc *p = self;
     size_t steps = 0;
@@ -116,7 +119,11 @@ static kpn_proc *chain_end(kpn_proc *self, int local)
     do {
         kpn_proc *next = kpni_proc_waits_for(p);
 
-        if ((local && !stays(self, p->wait, next)) || ++steps > self->net->nprocs)
+        if (left != NULL && !stays(self, p->wait, next)) {
+            *left = 1;
+            return NULL;
+        }
+        if (++steps > self->net->nprocs)
             return NULL;
         p = next;
     } while (kpni_proc_blocked(p) && p != self && !p->dead);
@@ -133,9 +140,9 @@ int kpni_resolve_block(kpn_proc *self)
 
     self->runner->detections++; /* per runner: no line shared between threads */
     self->watched = 0;
-    p = chain_end(self, 0);
+    p = chain_end(self, NULL);
     if (p == self)
-        return on_cycle(self);
+        return on_cycle(self, 0);
     if (p != NULL && !p->dead)
         p->watched = 1; /* the chain ends at 'p' for now */
     /* A chain into a true deadlock never moves again; if it holds a
@@ -147,21 +154,41 @@ int kpni_resolve_block(kpn_proc *self)
 /* kpni_resolve_block under the lock of self's runner alone (several
  * runners): the chain is followed only along channels that do not cross,
  * so every process it reads is homed on self's runner, and that lock
- * keeps them all still (docs/runners.md).  Returns 1 if the chain ended
- * there, at a process that is not blocked, marked just as
- * kpni_resolve_block marks it; 0 if it leaves the runner, or comes to a
- * cycle or a dead process, having changed nothing: the walk must then be
- * made under every lock. */
+ * keeps them all still (docs/runners.md).  Returns KPNI_WALK_ENDED if the
+ * chain ended there, at a process that is not blocked, marked just as
+ * kpni_resolve_block marks it; else, having changed nothing,
+ * KPNI_WALK_LEFT if it came to a channel that crosses (the walk may be
+ * put off: runners.c), or KPNI_WALK_ALL if it came to a cycle or a dead
+ * process, which a walk under every lock must deal with now. */
 int kpni_resolve_block_local(kpn_proc *self)
 {
-    kpn_proc *p = chain_end(self, 1);
+    int left = 0;
+    kpn_proc *p = chain_end(self, &left);
 
+    if (left)
+        return KPNI_WALK_LEFT;
     if (p == NULL || p == self || p->dead)
-        return 0;
+        return KPNI_WALK_ALL;
     self->runner->detections++;
     self->watched = 0;
     p->watched = 1;
-    return 1;
+    return KPNI_WALK_ENDED;
+}
+
+/* The walk kpni_resolve_block would have made for 'p', which parked
+ * without it and is still blocked, made now by runner 'r' under every
+ * runner's lock (runners.c, "Walks put off"). */
+void kpni_resolve_parked(kpni_runner *r, kpn_proc *p)
+{
+    kpn_proc *end;
+
+    r->detections++;
+    p->watched = 0;
+    end = chain_end(p, NULL);
+    if (end == p)
+        (void)on_cycle(p, 1);
+    else if (end != NULL && !end->dead)
+        end->watched = 1;
 }
 
 /* Record every true deadlock not yet recorded: each blocked process's

@@ -530,6 +530,74 @@ static void wake_missed(kpni_runner *r)
 }
 
 /* ------------------------------------------------------------------ */
+/* Walks put off
+ *
+ * A block's walk for the resolver that leaves its runner must see the
+ * processes of the others still, so it takes every runner's lock, and
+ * the other runners wait on their own locks while it walks.  In a net
+ * whose processes block at nearly every message and whose placement
+ * cuts a few channels, that is most of what a second runner costs: in
+ * RND-B on two runners, one runner made 447 000 such walks a run and
+ * the other spent a sixth of its time waiting for its lock behind them
+ * (docs/benchmarks.md).  So such a block parks without its walk, and
+ * its runner notes the process (up to KPNI_WALKS of them).  The walks
+ * are made under every lock together the next time the runner takes
+ * them: when it runs out of work (kpni_runners_idle), when a walk finds
+ * the notes full, or at the first block once it has switched
+ * KPNI_WALKS_AFTER times since the first note (block_any).
+ *
+ * Nothing is missed, only found later.  A walk made late is the walk the
+ * process would make if it blocked then, for it is still blocked on the
+ * same channel (one woken meanwhile is in no cycle, and if it blocked
+ * again that block walked for itself): it finds the cycle its chain
+ * runs into, or marks the end of its chain as a walk at the block
+ * would.  Until then a cycle closed through that process may go
+ * unfound (a read-block that would have walked from the mark does
+ * not), and the late walk finds it: a cycle is stable.  The net comes to
+ * rest only under every lock, taken by a runner that has made its own
+ * walks, while every other runner idles, having made its own before it
+ * did and run nothing since; so the scan at rest (kpni_resolve_quiet)
+ * sees every walk made.  A runner with walks put off does not go solo,
+ * whose blocks walk at once: it makes them at its next block first.  A
+ * run that stops (a halt) keeps the rest for the next.  Where a cycle
+ * lies on one runner its walk is not put off: it is resolved as it
+ * closes, as on one runner.
+ */
+
+/* Holding r's lock, as 'self' blocks: note it, unless the notes are
+ * full (0: walk now). */
+int kpni_runners_put_off(kpni_runner *r, kpn_proc *self)
+{
+    if (r->nwalks == KPNI_WALKS)
+        return 0;
+    if (r->nwalks == 0)
+        r->walks_since = r->switches;
+    r->walks[r->nwalks++] = self;
+    return 1;
+}
+
+/* Holding every lock: make the walks r put off, of the processes still
+ * blocked, until the run stops. */
+void kpni_runners_walk_put_off(kpni_runner *r)
+{
+    while (r->nwalks != 0 && KPNI_LOAD(&r->net->halt) == KPN_OK) {
+        kpn_proc *p = r->walks[--r->nwalks];
+
+        if (kpni_proc_blocked(p) && !p->dead)
+            kpni_resolve_parked(r, p);
+    }
+}
+
+/* Holding r's lock, in block_any, before the blocker publishes its
+ * state: the walks are due (KPNI_WALKS_DUE). */
+void kpni_runners_walk_due(kpni_runner *r)
+{
+    kpni_lock_up(r);
+    kpni_runners_walk_put_off(r);
+    kpni_lock_down(r);
+}
+
+/* ------------------------------------------------------------------ */
 /* Learning a placement (cfg.learn)
  *
  * Work stealing gains only as long as a steal moves work, not traffic.
@@ -813,6 +881,7 @@ int kpni_runners_idle(kpni_runner *r)
     int spin, spinning = KPNI_SPINNING;
 
     kpni_lock_up(r);
+    kpni_runners_walk_put_off(r);
     if (net->trial == KPNI_TRIAL_BASE || net->trial == KPNI_TRIAL_ON ||
         net->trial == KPNI_TRIAL_HALF || (net->trial == KPNI_TRIAL_NONE && learn_due(r)))
         kpni_trial_step(r, kpn_port_clock_ns());
@@ -920,6 +989,8 @@ int kpni_runners_solo(kpni_runner *r)
         r->solo_after--;
         return 0;
     }
+    if (r->nwalks != 0) /* walks put off: made first, at a block */
+        return 0;
     r->solo_tried = dormancies;
     if (KPN_COMPACT || net->cfg.policy != KPN_POLICY_WS || net->learnt != 0 ||
         KPNI_LOAD(&net->halt) != KPN_OK)

@@ -232,17 +232,29 @@ static KPNI_INLINE void park(kpn_proc *self, int mt)
  * if 'self' need not park after all.  With several runners a walk that
  * stays on this runner needs only its lock (kpni_resolve_block_local),
  * so that no other runner's lock line moves: a pipeline's usual
- * write-block.  Any other walk lets go of that lock and takes every
- * runner's, in order, and 'self' may be woken in between. */
+ * write-block.  One that leaves the runner is put off, and 'self' parks
+ * (runners.c, "Walks put off"), unless this runner already has as many
+ * put off as it keeps.  Any other walk lets go of that lock and takes
+ * every runner's, in order, and 'self' may be woken in between; the
+ * walks put off are made then too. */
 static int walk(kpni_runner *r, kpn_proc *self, kpn_proc_state why, int mt)
 {
     int go_on;
 
     if (!mt)
         return kpni_resolve_block(self);
-    if (kpni_resolve_block_local(self))
+    switch (kpni_resolve_block_local(self)) {
+    case KPNI_WALK_ENDED:
         return 0;
+    case KPNI_WALK_LEFT:
+        if (kpni_runners_put_off(r, self))
+            return 0;
+        break;
+    default:
+        break;
+    }
     kpni_lock_up(r);
+    kpni_runners_walk_put_off(r);
     if (KPNI_LOAD(&self->state) != why) { /* woken meanwhile */
         kpni_queue_unlink(r, self);
         KPNI_STORE(&self->state, KPN_PROC_RUNNING);
@@ -271,11 +283,14 @@ static int walk(kpni_runner *r, kpn_proc *self, kpn_proc_state why, int mt)
  * (chan.c, release_cross), so this runner remembers 'self' and looks
  * again when it runs out of work.  First of all, 'self' makes the fenced
  * look its own sends and receives left out (kpni_chan_flush): a process
- * that waits has woken every process its messages released.  The
- * resolver's walk needs every runner's lock; taking them lets go of
- * this runner's for a moment, in which the other end may wake 'self'
- * (it is marked blocked): then it takes itself back off the queue and
- * goes on.  Whether it parked or not, it returns holding no lock.
+ * that waits has woken every process its messages released.  A
+ * resolver's walk that leaves this runner is put off (walk, above) or
+ * needs every runner's lock; taking them lets go of this runner's for a
+ * moment, in which the other end may wake 'self' (it is marked
+ * blocked): then it takes itself back off the queue and goes on.  Walks
+ * put off long enough ago are made before 'self' blocks, so that a
+ * runner that never runs out of work still makes them.  Whether it
+ * parked or not, it returns holding no lock.
  *
  * Under work stealing the marks follow the processes (runners.c,
  * "Moves").  A move that started one of self's channels crossing while
@@ -304,6 +319,8 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
         kpni_lock(r);
         if (KPNI_UNLIKELY(KPNI_FLIPPED(r) != 0))
             kpni_runners_look_flipped(r, self);
+        if (KPNI_UNLIKELY(KPNI_WALKS_DUE(r)))
+            kpni_runners_walk_due(r);
         /* every other runner asleep since r last asked: perhaps go solo */
         if (KPNI_UNLIKELY(KPNI_SOLO_DUE(r)) &&
             kpni_runners_solo(r))

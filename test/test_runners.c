@@ -559,6 +559,100 @@ void test_a_deadlock_is_resolved_as_it_closes_on_one_runner_or_across_two(void)
     }
 }
 
+/* A walk that leaves its runner is put off, and made within
+ * KPNI_WALKS_AFTER switches of that runner even while it never runs out
+ * of work.  The cycle of the test above spans runners 0 and 1, each of
+ * which also runs a ping-pong pair of its own, so that neither is ever
+ * idle while the pairs run and only the bound on switches can make the
+ * walks A and B put off.  A notes how many round trips its runner's
+ * pair had made when its sends went through: without the bound, every
+ * one of them.  With A and B both on runner 0 the cycle is resolved as
+ * it closes, as on one runner, well before the bound. */
+struct busy { kpn_chan *to, *back; long rounds, done; };
+static struct busy busy[2];
+static long a_sent_at;
+
+static void busy_ping(void *arg)
+{
+    struct busy *b = arg;
+    long i, v;
+    for (i = 0; i < b->rounds; ++i) {
+        kpn_send(b->to, &i);
+        if (kpn_recv(b->back, &v) != KPN_OK || v != i)
+            return;
+        b->done++;
+    }
+}
+
+static void busy_pong(void *arg)
+{
+    struct busy *b = arg;
+    long v;
+    while (kpn_recv(b->to, &v) == KPN_OK)
+        kpn_send(b->back, &v);
+}
+
+static void duo_noting(void *arg)
+{
+    struct duo *d = arg;
+    int i, v;
+    for (i = 0; i < 3; ++i)
+        kpn_send(d->out, &i);
+    a_sent_at = busy[0].done; /* A and busy[0] share runner 0: no race */
+    for (i = 0; i < 3 && kpn_recv(d->in, &v) == KPN_OK; ++i)
+        d->got[i] = v;
+    __atomic_add_fetch(&pair_done, 1, __ATOMIC_SEQ_CST);
+}
+
+void test_a_walk_put_off_is_made_within_its_bound_while_its_runner_stays_busy(void)
+{
+    static struct duo a, b;
+    const long rounds = 20000; /* at least ten times what the bound allows */
+    kpn_proc *pa, *pb, *ping_p, *pong_p;
+    kpn_stats st;
+    unsigned k, home_b;
+    int i;
+
+    for (home_b = 2; home_b-- > 0;) {
+        init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &pa, "A", duo_noting, &a, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &pb, "B", duo_send_then_read, &b, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(pa, 0));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(pb, home_b));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &a.out, pa, pb, sizeof(int), 1));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &b.out, pb, pa, sizeof(int), 1));
+        b.in = a.out;
+        a.in = b.out;
+        for (k = 0; k < 2; ++k) {
+            busy[k].rounds = rounds;
+            busy[k].done = 0;
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &ping_p, "ping", busy_ping, &busy[k], STACK));
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &pong_p, "pong", busy_pong, &busy[k], STACK));
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(ping_p, k));
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(pong_p, k));
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &busy[k].to, ping_p, pong_p, sizeof(long), 1));
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &busy[k].back, pong_p, ping_p, sizeof(long), 1));
+        }
+        pair_done = 0;
+        a_sent_at = -1;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+        TEST_ASSERT_EQUAL_INT(2, pair_done);
+        TEST_ASSERT_EQUAL_INT64(rounds, busy[0].done);
+        TEST_ASSERT_EQUAL_INT64(rounds, busy[1].done);
+        TEST_ASSERT_TRUE(a_sent_at >= 0);
+        if (home_b == 0) /* as it closed */
+            TEST_ASSERT_LESS_THAN(KPNI_WALKS_AFTER / 4, a_sent_at);
+        else /* while the pairs ran */
+            TEST_ASSERT_LESS_THAN(rounds, a_sent_at);
+        for (i = 0; i < 3; ++i) {
+            TEST_ASSERT_EQUAL_INT(i, a.got[i]);
+            TEST_ASSERT_EQUAL_INT(i, b.got[i]);
+        }
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+        TEST_ASSERT_GREATER_THAN(0, (long)st.resolutions);
+    }
+}
+
 /* The same with the cycle closed by a read.  A sends two messages on a
  * channel of capacity 1 and blocks writing the second; only then does B
  * read from A's other channel, which is empty: B's read-block closes
