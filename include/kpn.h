@@ -399,8 +399,8 @@ kpn_status kpn_input_close(kpn_chan *in);
  * cooperatively: one runs until it blocks or returns.  With cfg.resolve
  * (the default) an artificial deadlock is resolved the moment it closes,
  * by growing the smallest full channel on its cycle from the reserve pool
- * (with several runners, one whose cycle spans runners as soon as one of
- * them runs out of work, or within 1 024 of its process switches).
+ * (with several runners, one whose cycle spans runners as soon as any
+ * runner runs out of work, or within 256 process switches of a runner).
  * With input channels: while a process waits on an open input and
  * nothing else can run, kpn_run does not return but sleeps in the port's
  * idle hook (WFI on Cortex-M, a condition variable on POSIX) until an

@@ -364,9 +364,10 @@ enum { KPNI_TRIAL_NONE, KPNI_TRIAL_BASE, KPNI_TRIAL_ON, KPNI_TRIAL_HALF, KPNI_TR
 
 /* How many of the resolver's walks that leave its runner a runner puts
  * off, and for how many of its switches at most (runners.c, "Walks put
- * off"). */
+ * off"): enough for a batch of several walks in a net that makes one
+ * every 15 switches (RND-B), few enough for a coarse net's processes. */
 #define KPNI_WALKS 16
-#define KPNI_WALKS_AFTER 1024u
+#define KPNI_WALKS_AFTER 256u
 
 /* How many channels a move may mark crossing while their other end runs
  * on the runner it leaves, before that end next blocks (runners.c). */

@@ -541,10 +541,11 @@ static void wake_missed(kpni_runner *r)
  * the other's lock was found taken 743 000 times, 0.2 s of spinning in a
  * run of 1.2 s (docs/benchmarks.md).  So such a block parks without its walk, and
  * its runner notes the process (up to KPNI_WALKS of them).  The walks
- * are made under every lock together the next time the runner takes
- * them: when it runs out of work (kpni_runners_idle), when a walk finds
- * the notes full, or at the first block once it has switched
- * KPNI_WALKS_AFTER times since the first note (block_any).
+ * are made under every lock together: when a walk finds the notes full,
+ * at the runner's first block once it has switched KPNI_WALKS_AFTER
+ * times since the first note (block_any), or as soon as any runner runs
+ * out of work, which makes every runner's (kpni_runners_idle): a cycle
+ * that spans runners often leaves one of them nothing to run.
  *
  * Nothing is missed, only found later.  A walk made late is the walk the
  * process would make if it blocked then, for it is still blocked on the
@@ -554,10 +555,9 @@ static void wake_missed(kpni_runner *r)
  * the block would.  Until then a cycle closed through that process may
  * go unfound (a read-block that would have walked from the mark does
  * not), and the late walk finds it: a cycle is stable.  The net comes to
- * rest only under every lock, taken by a runner that has made its own
- * walks, while every other runner idles, having made its own before it
- * did and run nothing since; so the scan at rest (kpni_resolve_quiet)
- * sees every walk made.  A runner with walks put off does not go solo,
+ * rest only under every lock, taken by a runner that has just made
+ * every runner's walks while the others idle and run nothing; so the
+ * scan at rest (kpni_resolve_quiet) sees every walk made.  A runner with walks put off does not go solo,
  * whose blocks walk at once: it makes them at its next block first.  A
  * run that stops (a halt) keeps the rest for the next.  Where a cycle
  * lies on one runner its walk is not put off: it is resolved as it
@@ -576,16 +576,21 @@ int kpni_runners_put_off(kpni_runner *r, kpn_proc *self)
     return 1;
 }
 
-/* Holding every lock: make the walks r put off, of the processes still
- * blocked, until the run stops. */
-void kpni_runners_walk_put_off(kpni_runner *r)
+/* Holding every lock: runner r makes the walks runner 'of' put off, of
+ * the processes still blocked, until the run stops. */
+static void walk_put_off(kpni_runner *r, kpni_runner *of)
 {
-    while (r->nwalks != 0 && KPNI_LOAD(&r->net->halt) == KPN_OK) {
-        kpn_proc *p = r->walks[--r->nwalks];
+    while (of->nwalks != 0 && KPNI_LOAD(&r->net->halt) == KPN_OK) {
+        kpn_proc *p = of->walks[--of->nwalks];
 
         if (kpni_proc_blocked(p) && !p->dead)
             kpni_resolve_parked(r, p);
     }
+}
+
+void kpni_runners_walk_put_off(kpni_runner *r)
+{
+    walk_put_off(r, r);
 }
 
 /* Holding r's lock, in block_any, before the blocker publishes its
@@ -881,7 +886,8 @@ int kpni_runners_idle(kpni_runner *r)
     int spin, spinning = KPNI_SPINNING;
 
     kpni_lock_up(r);
-    kpni_runners_walk_put_off(r);
+    for (spin = 0; spin < (int)net->nrunners; ++spin) /* every runner's */
+        walk_put_off(r, &net->runners[spin]);
     if (net->trial == KPNI_TRIAL_BASE || net->trial == KPNI_TRIAL_ON ||
         net->trial == KPNI_TRIAL_HALF || (net->trial == KPNI_TRIAL_NONE && learn_due(r)))
         kpni_trial_step(r, kpn_port_clock_ns());
