@@ -418,8 +418,9 @@ typedef struct kpni_runner {
     } flipped[KPNI_FLIPS];
     unsigned nflipped;
     /* Blocked processes whose walk for the resolver left this runner and
-     * is put off until it takes every lock (runners.c, "Walks put off"),
-     * and its switch count when the first was put off. */
+     * is put off until a runner takes every lock (runners.c, "Walks put
+     * off"), and this runner's switch count when the first was put off;
+     * under this runner's lock. */
     kpn_proc *walks[KPNI_WALKS];
     unsigned nwalks;
     uint64_t walks_since;

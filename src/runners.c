@@ -538,14 +538,15 @@ static void wake_missed(kpni_runner *r)
  * whose processes block at nearly every message and whose placement
  * cuts a few channels, that is much of what a second runner costs: in
  * RND-B on two runners, one runner made 447 000 such walks a run, and
- * the other's lock was found taken 743 000 times, 0.2 s of spinning in a
- * run of 1.2 s (docs/benchmarks.md).  So such a block parks without its walk, and
- * its runner notes the process (up to KPNI_WALKS of them).  The walks
- * are made under every lock together: when a walk finds the notes full,
- * at the runner's first block once it has switched KPNI_WALKS_AFTER
- * times since the first note (block_any), or as soon as any runner runs
- * out of work, which makes every runner's (kpni_runners_idle): a cycle
- * that spans runners often leaves one of them nothing to run.
+ * the other's lock was found taken 743 000 times, 0.2 s of spinning in
+ * a run of 1.2 s (docs/benchmarks.md).  So such a block parks without
+ * its walk, and its runner notes the process (up to KPNI_WALKS of them).
+ * The walks are made under every lock, every runner's at once, whenever
+ * a runner takes every lock for a walk (one that finds its runner's
+ * notes full, or comes to a cycle), at a runner's first block once it
+ * has switched KPNI_WALKS_AFTER times since its first note (block_any),
+ * and as soon as any runner runs out of work (kpni_runners_idle): a
+ * cycle that spans runners often leaves one of them nothing to run.
  *
  * Nothing is missed, only found later.  A walk made late is the walk the
  * process would make if it blocked then, for it is still blocked on the
@@ -557,11 +558,11 @@ static void wake_missed(kpni_runner *r)
  * not), and the late walk finds it: a cycle is stable.  The net comes to
  * rest only under every lock, taken by a runner that has just made
  * every runner's walks while the others idle and run nothing; so the
- * scan at rest (kpni_resolve_quiet) sees every walk made.  A runner with walks put off does not go solo,
- * whose blocks walk at once: it makes them at its next block first.  A
- * run that stops (a halt) keeps the rest for the next.  Where a cycle
- * lies on one runner its walk is not put off: it is resolved as it
- * closes, as on one runner.
+ * scan at rest (kpni_resolve_quiet) sees every walk made.  A runner
+ * with walks put off does not go solo, whose blocks walk at once: it
+ * makes them at its next block first.  A run that stops (a halt) keeps
+ * the rest for the next.  Where a cycle lies on one runner its walk is
+ * not put off: it is resolved as it closes, as on one runner.
  */
 
 /* Holding r's lock, as 'self' blocks: note it, unless the notes are
@@ -576,21 +577,24 @@ int kpni_runners_put_off(kpni_runner *r, kpn_proc *self)
     return 1;
 }
 
-/* Holding every lock: runner r makes the walks runner 'of' put off, of
- * the processes still blocked, until the run stops. */
-static void walk_put_off(kpni_runner *r, kpni_runner *of)
-{
-    while (of->nwalks != 0 && KPNI_LOAD(&r->net->halt) == KPN_OK) {
-        kpn_proc *p = of->walks[--of->nwalks];
-
-        if (kpni_proc_blocked(p) && !p->dead)
-            kpni_resolve_parked(r, p);
-    }
-}
-
+/* Holding every lock: runner r makes the walks every runner put off, of
+ * the processes still blocked, until the run stops.  Only a holder of
+ * a runner's lock touches its notes. */
 void kpni_runners_walk_put_off(kpni_runner *r)
 {
-    walk_put_off(r, r);
+    kpn_net *net = r->net;
+    unsigned i;
+
+    for (i = 0; i < net->nrunners; ++i) {
+        kpni_runner *of = &net->runners[i];
+
+        while (of->nwalks != 0 && KPNI_LOAD(&net->halt) == KPN_OK) {
+            kpn_proc *p = of->walks[--of->nwalks];
+
+            if (kpni_proc_blocked(p) && !p->dead)
+                kpni_resolve_parked(r, p);
+        }
+    }
 }
 
 /* Holding r's lock, in block_any, before the blocker publishes its
@@ -886,8 +890,7 @@ int kpni_runners_idle(kpni_runner *r)
     int spin, spinning = KPNI_SPINNING;
 
     kpni_lock_up(r);
-    for (spin = 0; spin < (int)net->nrunners; ++spin) /* every runner's */
-        walk_put_off(r, &net->runners[spin]);
+    kpni_runners_walk_put_off(r);
     if (net->trial == KPNI_TRIAL_BASE || net->trial == KPNI_TRIAL_ON ||
         net->trial == KPNI_TRIAL_HALF || (net->trial == KPNI_TRIAL_NONE && learn_due(r)))
         kpni_trial_step(r, kpn_port_clock_ns());

@@ -235,8 +235,8 @@ static KPNI_INLINE void park(kpn_proc *self, int mt)
  * write-block.  One that leaves the runner is put off, and 'self' parks
  * (runners.c, "Walks put off"), unless this runner already has as many
  * put off as it keeps.  Any other walk lets go of that lock and takes
- * every runner's, in order, and 'self' may be woken in between; the
- * walks put off are made then too. */
+ * every runner's, in order, and 'self' may be woken in between; every
+ * runner's walks put off are made then too. */
 static int walk(kpni_runner *r, kpn_proc *self, kpn_proc_state why, int mt)
 {
     int go_on;
