@@ -259,6 +259,10 @@ static int walk(kpni_runner *r, kpn_proc *self, kpn_proc_state why, int mt)
         kpni_queue_unlink(r, self);
         KPNI_STORE(&self->state, KPN_PROC_RUNNING);
         go_on = 1;
+    } else if (self->dead) {
+        /* a walk put off (an earlier block of self's, say) has just
+         * recorded the true deadlock self closed: not twice */
+        go_on = 0;
     } else {
         go_on = kpni_resolve_block(self);
     }

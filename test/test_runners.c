@@ -653,6 +653,101 @@ void test_a_walk_put_off_is_made_within_its_bound_while_its_runner_stays_busy(vo
     }
 }
 
+/* A walk put off that has gone stale, its process woken since, is made
+ * when that process blocks again: here on a read from its own channel,
+ * a true deadlock of one process, whose walk takes every lock and makes
+ * the walks put off first.  The stale walk then finds the cycle and
+ * records it, and the block's own walk must not record it again.
+ *
+ * Runner 0: P, then a spinner.  Runner 1: W, then Q.  W blocks writing
+ * to Q (its walk stays on runner 1 and marks Q).  P blocks writing its
+ * second message to Q across the runners: its walk is put off, and the
+ * spinner keeps runner 0 from running dry, which would make it.  Q,
+ * once P waits, takes one message (waking P, who inherits Q's mark) and
+ * lets the spinner end; P then finishes its send and reads its own empty
+ * channel.  Q spins meanwhile, so that runner 1 does not run dry either
+ * and make P's stale walk before P blocks again. */
+static kpn_proc *st_p;
+static kpn_chan *st_x, *st_z, *st_self;
+static int st_go, st_q_got[3];
+
+static void stale_p(void *arg)
+{
+    int i = 7;
+    (void)arg;
+    kpn_send(st_x, &i);
+    kpn_send(st_x, &i);
+    (void)kpn_recv(st_self, &i); /* waits on itself for ever */
+}
+
+static void stale_spinner(void *arg)
+{
+    long spins;
+    (void)arg;
+    for (spins = 0; spins < 1000000000L && !__atomic_load_n(&st_go, __ATOMIC_SEQ_CST); ++spins)
+        ;
+}
+
+static void stale_w(void *arg)
+{
+    int i = 5;
+    (void)arg;
+    kpn_send(st_z, &i);
+    kpn_send(st_z, &i);
+}
+
+static int waits_on(const kpn_proc *p, kpn_proc_state why, const kpn_chan *c)
+{
+    long spins;
+    for (spins = 0; spins < 1000000000L; ++spins)
+        if (__atomic_load_n(&p->state, __ATOMIC_SEQ_CST) == why &&
+            __atomic_load_n(&p->wait, __ATOMIC_SEQ_CST) == c)
+            return 1;
+    return 0;
+}
+
+static void stale_q(void *arg)
+{
+    (void)arg;
+    if (!waits_on(st_p, KPN_PROC_BLOCKED_WRITE, st_x))
+        return;
+    (void)kpn_recv(st_x, &st_q_got[0]);
+    __atomic_store_n(&st_go, 1, __ATOMIC_SEQ_CST);
+    if (!waits_on(st_p, KPN_PROC_BLOCKED_READ, st_self))
+        return;
+    (void)kpn_recv(st_x, &st_q_got[1]);
+    (void)kpn_recv(st_z, &st_q_got[2]);
+    (void)kpn_recv(st_z, &st_q_got[2]);
+}
+
+void test_a_stale_walk_put_off_and_the_block_that_closes_its_cycle_record_it_once(void)
+{
+    kpn_proc *sp, *w, *q;
+    kpn_stats st;
+
+    init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &st_p, "P", stale_p, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &sp, "spinner", stale_spinner, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "W", stale_w, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &q, "Q", stale_q, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(st_p, 0));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(sp, 0));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(w, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(q, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &st_x, st_p, q, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &st_z, w, q, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &st_self, st_p, st_p, sizeof(int), 1));
+    st_go = 0;
+    st_q_got[0] = st_q_got[1] = st_q_got[2] = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(7, st_q_got[0]);
+    TEST_ASSERT_EQUAL_INT(7, st_q_got[1]); /* P's second send went through */
+    TEST_ASSERT_EQUAL_INT(5, st_q_got[2]);
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_READ, st_p->state);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64(1, st.true_deadlocks);
+}
+
 /* The same with the cycle closed by a read.  A sends two messages on a
  * channel of capacity 1 and blocks writing the second; only then does B
  * read from A's other channel, which is empty: B's read-block closes
