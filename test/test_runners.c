@@ -78,6 +78,16 @@ void tearDown(void) {}
 
 static void idle(void *arg) { (void)arg; }
 
+/* A process pinned to 'runner' (under KPN_POLICY_STATIC, where it runs). */
+static kpn_proc *spawn_on(const char *name, void (*fn)(void *), void *arg, unsigned runner)
+{
+    kpn_proc *p;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, name, fn, arg, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(p, runner));
+    return p;
+}
+
 /* ------------------------------------------------------------ config */
 
 void test_runner_configuration_is_checked(void)
@@ -478,15 +488,12 @@ static void owner_reader(void *arg)
 
 void test_a_stranger_is_refused_while_the_writer_runs_on_another_runner(void)
 {
-    kpn_proc *w, *x, *r;
+    kpn_proc *w, *r;
 
     init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "writer", busy_writer, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "intruder", intruder, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "reader", owner_reader, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(w, 0));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(x, 1));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(r, 1));
+    w = spawn_on("writer", busy_writer, NULL, 0);
+    (void)spawn_on("intruder", intruder, NULL, 1);
+    r = spawn_on("reader", owner_reader, NULL, 1);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &owned, w, r, sizeof(int), 4));
     w_started = intruder_done = intruder_accepted = reader_got = 0;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
@@ -615,10 +622,8 @@ void test_a_walk_put_off_is_made_within_its_bound_while_its_runner_stays_busy(vo
 
     for (home_b = 2; home_b-- > 0;) {
         init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &pa, "A", duo_noting, &a, STACK));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &pb, "B", duo_send_then_read, &b, STACK));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(pa, 0));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(pb, home_b));
+        pa = spawn_on("A", duo_noting, &a, 0);
+        pb = spawn_on("B", duo_send_then_read, &b, home_b);
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &a.out, pa, pb, sizeof(int), 1));
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &b.out, pb, pa, sizeof(int), 1));
         b.in = a.out;
@@ -626,10 +631,8 @@ void test_a_walk_put_off_is_made_within_its_bound_while_its_runner_stays_busy(vo
         for (k = 0; k < 2; ++k) {
             busy[k].rounds = rounds;
             busy[k].done = 0;
-            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &ping_p, "ping", busy_ping, &busy[k], STACK));
-            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &pong_p, "pong", busy_pong, &busy[k], STACK));
-            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(ping_p, k));
-            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(pong_p, k));
+            ping_p = spawn_on("ping", busy_ping, &busy[k], k);
+            pong_p = spawn_on("pong", busy_pong, &busy[k], k);
             TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &busy[k].to, ping_p, pong_p, sizeof(long), 1));
             TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &busy[k].back, pong_p, ping_p, sizeof(long), 1));
         }
@@ -722,18 +725,14 @@ static void stale_q(void *arg)
 
 void test_a_stale_walk_put_off_and_the_block_that_closes_its_cycle_record_it_once(void)
 {
-    kpn_proc *sp, *w, *q;
+    kpn_proc *w, *q;
     kpn_stats st;
 
     init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &st_p, "P", stale_p, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &sp, "spinner", stale_spinner, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "W", stale_w, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &q, "Q", stale_q, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(st_p, 0));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(sp, 0));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(w, 1));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(q, 1));
+    st_p = spawn_on("P", stale_p, NULL, 0);
+    (void)spawn_on("spinner", stale_spinner, NULL, 0);
+    w = spawn_on("W", stale_w, NULL, 1);
+    q = spawn_on("Q", stale_q, NULL, 1);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &st_x, st_p, q, sizeof(int), 1));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &st_z, w, q, sizeof(int), 1));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &st_self, st_p, st_p, sizeof(int), 1));
