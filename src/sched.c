@@ -239,20 +239,13 @@ static KPNI_INLINE void park(kpn_proc *self, int mt)
  * runner's walks put off are made then too. */
 static int walk(kpni_runner *r, kpn_proc *self, kpn_proc_state why, int mt)
 {
-    int go_on;
+    int go_on, local;
 
     if (!mt)
         return kpni_resolve_block(self);
-    switch (kpni_resolve_block_local(self)) {
-    case KPNI_WALK_ENDED:
+    local = kpni_resolve_block_local(self);
+    if (local == KPNI_WALK_ENDED || (local == KPNI_WALK_LEFT && kpni_runners_put_off(r, self)))
         return 0;
-    case KPNI_WALK_LEFT:
-        if (kpni_runners_put_off(r, self))
-            return 0;
-        break;
-    default:
-        break;
-    }
     kpni_lock_up(r);
     kpni_runners_walk_put_off(r);
     if (KPNI_LOAD(&self->state) != why) { /* woken meanwhile */
