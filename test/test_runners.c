@@ -78,6 +78,32 @@ void tearDown(void) {}
 
 static void idle(void *arg) { (void)arg; }
 
+/* Spins while the int at 'p' is 'v' (or, with 'equal' 0, while it is
+ * not), for at most a billion looks; whether it stopped doing so. */
+static int spin_while(const int *p, int v, int equal)
+{
+    long spins;
+
+    for (spins = 0; spins < 1000000000L && (__atomic_load_n(p, __ATOMIC_SEQ_CST) == v) == equal;
+         ++spins)
+        ;
+    return (__atomic_load_n(p, __ATOMIC_SEQ_CST) == v) != equal;
+}
+
+/* Spins until 'p' waits on 'c' for 'why' (a process on another runner,
+ * read as the shared words they are), for at most a billion looks;
+ * whether it came to. */
+static int waits_on(const kpn_proc *p, kpn_proc_state why, const kpn_chan *c)
+{
+    long spins;
+
+    for (spins = 0; spins < 1000000000L; ++spins)
+        if (__atomic_load_n(&p->state, __ATOMIC_SEQ_CST) == why &&
+            __atomic_load_n(&p->wait, __ATOMIC_SEQ_CST) == c)
+            return 1;
+    return 0;
+}
+
 /* A process pinned to 'runner' (under KPN_POLICY_STATIC, where it runs). */
 static kpn_proc *spawn_on(const char *name, void (*fn)(void *), void *arg, unsigned runner)
 {
@@ -685,10 +711,8 @@ static void stale_p(void *arg)
 
 static void stale_spinner(void *arg)
 {
-    long spins;
     (void)arg;
-    for (spins = 0; spins < 1000000000L && !__atomic_load_n(&st_go, __ATOMIC_SEQ_CST); ++spins)
-        ;
+    (void)spin_while(&st_go, 0, 1);
 }
 
 static void stale_w(void *arg)
@@ -697,16 +721,6 @@ static void stale_w(void *arg)
     (void)arg;
     kpn_send(st_z, &i);
     kpn_send(st_z, &i);
-}
-
-static int waits_on(const kpn_proc *p, kpn_proc_state why, const kpn_chan *c)
-{
-    long spins;
-    for (spins = 0; spins < 1000000000L; ++spins)
-        if (__atomic_load_n(&p->state, __ATOMIC_SEQ_CST) == why &&
-            __atomic_load_n(&p->wait, __ATOMIC_SEQ_CST) == c)
-            return 1;
-    return 0;
 }
 
 static void stale_q(void *arg)
@@ -771,13 +785,9 @@ static void rd_a(void *arg)
 
 static void rd_b(void *arg)
 {
-    long spins;
     (void)arg;
     /* on A's runner A has run first; on another, wait for its block */
-    for (spins = 0; spins < 1000000000L &&
-                    __atomic_load_n(&rd_writer->state, __ATOMIC_SEQ_CST) != KPN_PROC_BLOCKED_WRITE;
-         ++spins)
-        ;
+    (void)waits_on(rd_writer, KPN_PROC_BLOCKED_WRITE, rd_full);
     if (kpn_recv(rd_empty, &rd_got[2]) == KPN_OK && kpn_recv(rd_full, &rd_got[0]) == KPN_OK)
         kpn_recv(rd_full, &rd_got[1]);
     __atomic_add_fetch(&pair_done, 1, __ATOMIC_SEQ_CST);
@@ -823,18 +833,6 @@ static struct rounds {
     kpn_chan *chan;
     int rounds, got, bad, late;
 } rd;
-
-/* Spins while the int at 'p' is 'v' (or, with 'equal' 0, while it is
- * not), for at most a billion looks; whether it stopped doing so. */
-static int spin_while(const int *p, int v, int equal)
-{
-    long spins;
-
-    for (spins = 0; spins < 1000000000L && (__atomic_load_n(p, __ATOMIC_SEQ_CST) == v) == equal;
-         ++spins)
-        ;
-    return (__atomic_load_n(p, __ATOMIC_SEQ_CST) == v) != equal;
-}
 
 /* The start of the writer's round: the reader has parked, and its runner
  * is idle (asleep, if 'asleep_only'; else spinning or asleep). */
