@@ -130,10 +130,12 @@ int main(int argc, char **argv)
     hops = n * trips * tokens;
     bench_result("procs=%lld hops=%lld ns_per_hop=%.1f port=%s trips=%lld tokens=%lld "
                  "capacity=%lld resolve=%lld runners=%u policy=%s runs=%d switches=%llu "
-                 "detections=%llu steals=%llu",
+                 "detections=%llu steals=%llu placements=%llu placements_dropped=%llu "
+                 "placement_runners=%u",
                  n, hops, bench_median(ns, runs), KPN_BENCH_PORT, trips, tokens,
                  opt[CAPACITY].value, opt[RESOLVE].value, cfg.runners, opt[POLICY].text, runs,
                  (unsigned long long)st.switches, (unsigned long long)st.detections,
-                 (unsigned long long)st.steals);
+                 (unsigned long long)st.steals, (unsigned long long)st.placements,
+                 (unsigned long long)st.placements_dropped, st.placement_runners);
     return 0;
 }

@@ -1183,7 +1183,17 @@ static KPNI_TAG_READ inline int kpni_chan_ok(const kpn_chan *c)
 }
 
 /* sched.c */
-void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on);
+void kpni_sched_block_read(kpn_proc *self, kpn_chan *on);
+void kpni_sched_block_write(kpn_proc *self, kpn_chan *on);
+/* Block 'self' on 'on' for 'why' (sched.c); 'why' is a constant at every
+ * call, so this folds to one of the two. */
+static inline void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
+{
+    if (why == KPN_PROC_BLOCKED_READ)
+        kpni_sched_block_read(self, on);
+    else
+        kpni_sched_block_write(self, on);
+}
 void kpni_sched_exit(kpn_proc *self);
 void kpni_sched_halt(kpn_net *net, kpn_status why);
 void kpni_sched_enqueue(kpni_runner *r, kpn_proc *p);

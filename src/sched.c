@@ -350,23 +350,32 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
     park(self, mt);
 }
 
-/* The common case, as block_any would do it: one runner, and a block that
- * walks nothing (a read-block by a process no write-blocked chain ends
- * at, or no resolver).  No call but the switch, so no frame. */
-void kpni_sched_block(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
+/* The common case, as block_any would do it: one runner, and a
+ * read-block that walks nothing (by a process no write-blocked chain
+ * ends at, or with no resolver).  No call but the switch, so no frame.
+ * A write-block with the resolver on always walks; without it, it is
+ * rare enough to take block_any's path, which keeps a second copy of
+ * park out of a small memory.  kpni_sched_block picks the entry where
+ * 'why' is a constant, so no block tests it. */
+void kpni_sched_block_read(kpn_proc *self, kpn_chan *on)
 {
     kpni_runner *r = self->runner;
     int resolve = r->resolve; /* once: the stores below may alias it */
 
-    if (KPNI_MT(r) || (resolve && (why == KPN_PROC_BLOCKED_WRITE || self->watched))) {
-        block_any(self, why, on);
+    if (KPNI_MT(r) || (resolve && self->watched)) {
+        block_any(self, KPN_PROC_BLOCKED_READ, on);
         return;
     }
     KPNI_STORE(&self->wait, on);
-    KPNI_STORE(&self->state, why);
+    KPNI_STORE(&self->state, KPN_PROC_BLOCKED_READ);
     if (resolve) /* kpni_proc_waits_for(self): 'on''s writer */
         on->writer->nwaiters++;
     park(self, 0);
+}
+
+void kpni_sched_block_write(kpn_proc *self, kpn_chan *on)
+{
+    block_any(self, KPN_PROC_BLOCKED_WRITE, on);
 }
 
 /* An exit wakes the other ends of its channels, on any runner: every
