@@ -393,6 +393,9 @@ typedef struct kpni_runner {
     size_t ctx_off;            /* a process's context lies this far below it */
     int resolve;               /* cfg.resolve, where the hot path sees it */
     int mt;                    /* more than one runner */
+    /* a read-block takes block_any (sched.c): 'mt', or solo in a trial's
+     * window on one part, which only a block that looks can close */
+    int slow_reads;
     unsigned index;
     int sleeping;              /* KPNI_AWAKE, or idle: see sched.c */
     uint32_t rng;              /* victim choice; per runner, no shared state */
@@ -424,6 +427,9 @@ typedef struct kpni_runner {
     kpn_proc *walks[KPNI_WALKS];
     unsigned nwalks;
     uint64_t walks_since;
+    /* 'switches' when it last looked at the clock for a trial's window
+     * on one part (KPNI_WINDOW_DUE) */
+    uint64_t window_at;
     /* Channels that stopped crossing as a process moved here: only this
      * runner's thread moves processes here, so a plain count (block_any). */
     unsigned unflips;
@@ -833,6 +839,7 @@ enum { KPNI_WRITES, KPNI_READS };
  * lua_lock does the same). */
 #if KPN_THREADS
 #define KPNI_MT(r) ((r)->mt)
+#define KPNI_SLOW_READS(r) ((r)->slow_reads)
 /* A move may change the mark while the other end runs (runners.c,
  * "Moves"): read once per use, as the shared byte it is. */
 #define KPNI_CROSS(c) KPNI_LOAD(&(c)->cross)
@@ -871,6 +878,19 @@ void kpni_runners_walk_put_off(kpni_runner *r);
 void kpni_runners_walk_due(kpni_runner *r);
 /* r has walks put off KPNI_WALKS_AFTER switches ago or more */
 #define KPNI_WALKS_DUE(r) ((r)->nwalks != 0 && (r)->switches - (r)->walks_since >= KPNI_WALKS_AFTER)
+/* A placement learnt on one part is in force (runners.c, "Trying a
+ * placement"); read under a runner's lock, or by a solo runner */
+#define KPNI_ONE_PART(net) ((net)->learnt != 0 && (net)->parts == 1)
+/* r has yet to take the processes such a placement homes on it */
+#define KPNI_PULL_DUE(r) (KPNI_ONE_PART((r)->net) && (r)->pulled != (r)->net->learnt)
+void kpni_runners_pull_due(kpni_runner *r);
+/* the window of a trial on one part is open, and r has switched
+ * KPNI_WINDOW_LOOK times since it last looked at the clock for it */
+#define KPNI_WINDOW_LOOK 256u
+#define KPNI_WINDOW_DUE(r)                                                                     \
+    ((r)->net->trial == KPNI_TRIAL_HALF && (r)->net->parts == 1 &&                             \
+     (r)->switches - (r)->window_at >= KPNI_WINDOW_LOOK)
+void kpni_runners_window(kpni_runner *r);
 void kpni_lock_spin(kpni_runner *r);
 
 /* The lock of runner 'r': its queue and the processes on it (runners.c,
@@ -943,6 +963,7 @@ static inline unsigned kpni_runners_placed(const kpn_net *net)
 }
 #else
 #define KPNI_MT(r) 0
+#define KPNI_SLOW_READS(r) 0
 #define KPNI_CROSS(c) 0
 #define KPNI_FLIPPED(r) 0
 #define KPNI_FORGET_FLIPS(r) ((void)(r))
@@ -961,6 +982,11 @@ static inline int kpni_runners_put_off(kpni_runner *r, kpn_proc *self) { (void)r
 static inline void kpni_runners_walk_put_off(kpni_runner *r) { (void)r; }
 static inline void kpni_runners_walk_due(kpni_runner *r) { (void)r; }
 #define KPNI_WALKS_DUE(r) 0
+#define KPNI_ONE_PART(net) 0
+#define KPNI_PULL_DUE(r) 0
+static inline void kpni_runners_pull_due(kpni_runner *r) { (void)r; }
+#define KPNI_WINDOW_DUE(r) 0
+static inline void kpni_runners_window(kpni_runner *r) { (void)r; }
 static inline void kpni_lock(kpni_runner *r) { (void)r; }
 static inline void kpni_unlock(kpni_runner *r) { (void)r; }
 static inline kpni_runner *kpni_lock_proc(kpn_proc *p, kpni_runner *also) { (void)also; return p->runner; }

@@ -148,6 +148,7 @@ static kpni_runner *make_runners(kpni_arena *arena, kpn_net *net, const kpn_conf
         r->index = i;
         r->resolve = cfg->resolve;
         r->mt = cfg->runners > 1;
+        r->slow_reads = r->mt;
         r->rng = 2654435761u * (i + 1) | 1u;
         r->ctx_off = kpni_align_up(kpn_port_ctx_size());
         r->host = kpni_arena_carve(arena, kpn_port_ctx_size());

@@ -755,7 +755,7 @@ static void try_half(kpni_runner *r)
 {
     kpn_net *net = r->net;
 
-    if (net->parts >= 3) {
+    if (net->parts >= 2) {
         net->parts = (net->parts + 1) / 2;
         learn(r);
         net->trial = KPNI_TRIAL_HALF;
@@ -880,6 +880,47 @@ static void pull_home(kpni_runner *r)
     r->pulled = net->learnt;
 }
 
+/* Holding r's lock, in block_any: a placement on one part homes every
+ * process on r, which takes them now rather than when it next runs out
+ * of work, as a runner that keeps every process may never do. */
+void kpni_runners_pull_due(kpni_runner *r)
+{
+    kpni_lock_up(r);
+    if (KPNI_PULL_DUE(r))
+        pull_home(r);
+    kpni_lock_down(r);
+}
+
+/* In block_any, holding r's lock, or none while r is solo: the window
+ * of a trial on one part (KPNI_WINDOW_DUE) may be due to close.  Its
+ * runner holds every process, so it may never run dry to close it at an
+ * idle look, and solo it takes no lock at all; so it looks at the clock
+ * once per KPNI_WINDOW_LOOK switches, and closes the window itself when
+ * it is due, sharing again first if it was solo. */
+void kpni_runners_window(kpni_runner *r)
+{
+    kpn_net *net = r->net;
+    uint64_t now = kpn_port_clock_ns();
+    int solo = KPNI_SOLO(r);
+
+    r->window_at = r->switches;
+    if (now - net->trial_ns < net->cfg.learn_trial_ns)
+        return;
+    if (solo) {
+        kpni_runners_unsolo(r, 0);
+        kpni_lock(r);
+    }
+    kpni_lock_up(r);
+    if (net->trial == KPNI_TRIAL_HALF && net->parts == 1) /* not closed meanwhile */
+        kpni_trial_step(r, now);
+    kpni_lock_down(r);
+    if (solo) {
+        kpni_unlock(r);
+        /* ask again, though no runner has gone dormant since */
+        r->solo_tried = KPNI_LOAD(&net->dormancies) - 1u;
+    }
+}
+
 /* Nothing is ready here (r's lock held).  If another runner is busy,
  * spin, then sleep until woken, and return 1 with r's lock held again
  * (the caller looks again); if every other runner is idle too, return 0
@@ -993,6 +1034,7 @@ int kpni_runners_solo(kpni_runner *r)
     const kpn_proc *p;
     kpn_chan *c;
     unsigned i, dormancies = KPNI_LOAD(&net->dormancies);
+    int one;
 
     if (r->solo_after != 0) {
         r->solo_after--;
@@ -1001,13 +1043,16 @@ int kpni_runners_solo(kpni_runner *r)
     if (r->nwalks != 0) /* walks put off: made first, at a block */
         return 0;
     r->solo_tried = dormancies;
-    if (KPN_COMPACT || net->cfg.policy != KPN_POLICY_WS || net->learnt != 0 ||
+    one = KPNI_ONE_PART(net);
+    if (KPN_COMPACT || net->cfg.policy != KPN_POLICY_WS || (net->learnt != 0 && !one) ||
         KPNI_LOAD(&net->halt) != KPN_OK)
         return 0;
+    /* under a placement on one part a dormant runner has nothing to
+     * come back for */
     for (i = 0; i < net->nrunners; ++i)
         if (i != r->index && (!KPNI_LOAD_ACQ(&net->runners[i].dormant) ||
                               KPNI_LOAD(&net->runners[i].sleeping) != KPNI_ASLEEP ||
-                              KPNI_LOAD(&net->runners[i].fruitless) < KPNI_FRUITLESS))
+                              (!one && KPNI_LOAD(&net->runners[i].fruitless) < KPNI_FRUITLESS)))
             return 0;
     /* The dormant runners' processes are still: nobody moves them.  One
      * left there is usually one r has yet to wake (it then follows the
@@ -1029,6 +1074,8 @@ int kpni_runners_solo(kpni_runner *r)
     r->solos++;
     KPNI_STORE(&net->solo, 1);
     r->mt = 0;
+    /* solo in a window on one part, every block looks (block_any) */
+    r->slow_reads = one && net->trial == KPNI_TRIAL_HALF;
     kpni_unlock(r);
     return 1;
 }
@@ -1042,6 +1089,7 @@ void kpni_runners_unsolo(kpni_runner *r, int share)
 
     relink(r);
     r->mt = 1;
+    r->slow_reads = 1;
     r->solo = 0;
     KPNI_STORE_REL(&net->solo, 0);
     for (i = 0; share && i < net->nrunners; ++i)
@@ -1107,8 +1155,10 @@ static void run_alone(kpn_net *net)
     for (p = net->procs; p != NULL; p = p->next)
         p->runner = r0;
     r0->mt = 0;
+    r0->slow_reads = 0;
     kpni_sched_loop(r0);
     r0->mt = 1;
+    r0->slow_reads = 1;
     relink(r0);
 }
 #endif

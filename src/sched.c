@@ -304,9 +304,13 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
     int mt;
     unsigned unflips = KPNI_UNFLIPS(r); /* before the wakes below */
 
-    /* solo with more than one process ready: share them (runners.c) */
-    if (KPNI_SOLO(r) && r->head != r->tail)
+    /* solo with more than one process ready: share them (runners.c),
+     * unless a placement on one part keeps them all here */
+    if (KPNI_SOLO(r) && r->head != r->tail && !KPNI_ONE_PART(r->net))
         kpni_runners_unsolo(r, 1);
+    /* a trial's window on one part, which a solo runner closes */
+    if (KPNI_SOLO(r) && KPNI_UNLIKELY(KPNI_WINDOW_DUE(r)))
+        kpni_runners_window(r);
     mt = KPNI_MT(r); /* read once: the stores below may alias it */
     if (mt && KPNI_UNFENCED(self, KPNI_WRITES) != NULL)
         kpni_chan_flush(self, KPNI_WRITES);
@@ -318,6 +322,10 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
             kpni_runners_look_flipped(r, self);
         if (KPNI_UNLIKELY(KPNI_WALKS_DUE(r)))
             kpni_runners_walk_due(r);
+        if (KPNI_UNLIKELY(KPNI_PULL_DUE(r)))
+            kpni_runners_pull_due(r);
+        if (KPNI_UNLIKELY(KPNI_WINDOW_DUE(r)))
+            kpni_runners_window(r);
         /* every other runner asleep since r last asked: perhaps go solo */
         if (KPNI_UNLIKELY(KPNI_SOLO_DUE(r)) &&
             kpni_runners_solo(r))
@@ -362,7 +370,7 @@ void kpni_sched_block_read(kpn_proc *self, kpn_chan *on)
     kpni_runner *r = self->runner;
     int resolve = r->resolve; /* once: the stores below may alias it */
 
-    if (KPNI_MT(r) || (resolve && self->watched)) {
+    if (KPNI_SLOW_READS(r) || (resolve && self->watched)) {
         block_any(self, KPN_PROC_BLOCKED_READ, on);
         return;
     }
