@@ -245,7 +245,7 @@ typedef struct kpn_config {
      * is dropped (kpn_stats.placements_dropped) and the run steals for
      * the rest of its time, learning nothing more; else it stays, and
      * the same placement on half as many runners is tried for a window,
-     * and each half after it down to two runners; the run goes on with
+     * and each half after it down to one runner; the run goes on with
      * the runners on which the net carried its messages fastest, fewer
      * winning only if more than 8/7 as fast as the best with more
      * (kpn_stats.placement_runners says how many).

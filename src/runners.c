@@ -782,8 +782,8 @@ static void try_half(kpni_runner *r)
  * the placement is dropped: the runners steal again for the rest of the
  * run, from where the processes are, and learn nothing more in it.
  * Else it stays, and the same partition into half as many parts
- * (runners) is tried for a window, and each half after it down to two
- * parts; then the parts that carried the messages fastest are learnt
+ * (runners) is tried for a window, and each half after it down to one
+ * part; then the parts that carried the messages fastest are learnt
  * for the rest of the run, fewer parts winning only if more than 8/7 as
  * fast as the best with more (the test above the other way round).
  * What a crossing message costs grows with the runners and the distance
@@ -791,10 +791,16 @@ static void try_half(kpni_runner *r)
  * parts on runners that wait for a CPU: the pace counts both.  Every
  * half is tried, not only while each wins: on two CPUs with cfg.cpus 8,
  * four parts were often no faster than eight, and two parts were more
- * than twice as fast (docs/runners.md).  Never below two parts: on one,
- * its runner would never run dry to close the window.  A window ends at
- * the first idle look after T, so a placement that never runs a runner
- * dry is kept.  The pace is the channels' 'sent' counters summed, which
+ * than twice as fast (docs/runners.md).  One part is tried last: a net
+ * with little parallelism (a ring with a few tokens) keeps both runners
+ * busy on two, trading its processes and their lines between the CPUs,
+ * and carries its messages two to three times as fast on one.  A window
+ * ends at the first idle look after T, so a placement that never runs a
+ * runner dry is kept; on one part the runner that holds every process
+ * may never run dry, so it looks at the clock itself once per
+ * KPNI_WINDOW_LOOK switches, from a block (kpni_runners_window).  The
+ * others sleep meanwhile, and it goes solo, so that the window times
+ * what one part gives.  The pace is the channels' 'sent' counters summed, which
  * every runner may read; one runner's own count would change with the
  * share of the net the placement gives it. */
 void kpni_trial_step(kpni_runner *r, uint64_t now)
@@ -1009,6 +1015,13 @@ int kpni_runners_idle(kpni_runner *r)
  * thread makes, and r makes none while solo but a halt's (after which
  * the woken one waits for 'net->solo' to clear).  Input needs no runner
  * (input.c).
+ *
+ * Under a placement on one part (KPNI_ONE_PART) r goes solo too, without
+ * waiting for the dormant runners to come back empty-handed from their
+ * wakes (nothing is homed on them), and it does not share again for
+ * processes ready, which may run nowhere else.  In a trial's window on
+ * one part every block of r looks ('slow_reads'), so that r closes the
+ * window (kpni_runners_window), sharing again first.
  *
  * A process that parks while r is solo takes no lock with it, so it
  * lets go of none as it resumes: 'unlocks' is clear for it, and a
