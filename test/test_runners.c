@@ -599,16 +599,30 @@ void test_a_deadlock_is_resolved_as_it_closes_on_one_runner_or_across_two(void)
  * idle while the pairs run and only the bound on switches can make the
  * walks A and B put off.  A notes how many round trips its runner's
  * pair had made when its sends went through: without the bound, every
- * one of them.  With A and B both on runner 0 the cycle is resolved as
- * it closes, as on one runner, well before the bound. */
+ * one of them.  With B on runner 1 the pair waits until B has blocked,
+ * so that the cycle is closed before the rounds start.  With A and B
+ * both on runner 0 the cycle is resolved as it closes, as on one
+ * runner, well before the bound. */
 struct busy { kpn_chan *to, *back; long rounds, done; };
 static struct busy busy[2];
 static long a_sent_at;
+
+/* B, which busy[0]'s pair waits for (NULL: none), and whether it came
+ * to wait on its channel */
+static kpn_proc *ping_waits_for;
+static kpn_chan *ping_waits_on;
+static int ping_saw_wait;
 
 static void busy_ping(void *arg)
 {
     struct busy *b = arg;
     long i, v;
+
+    /* B, on the other runner, closes the cycle: until it has, runner 0's
+     * rounds would only race that runner's thread to start (on a loaded
+     * host it once had not run by the end of them) */
+    if (b == &busy[0] && ping_waits_for != NULL)
+        ping_saw_wait = waits_on(ping_waits_for, KPN_PROC_BLOCKED_WRITE, ping_waits_on);
     for (i = 0; i < b->rounds; ++i) {
         kpn_send(b->to, &i);
         if (kpn_recv(b->back, &v) != KPN_OK || v != i)
@@ -650,10 +664,13 @@ void test_a_walk_put_off_is_made_within_its_bound_while_its_runner_stays_busy(vo
         init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
         pa = spawn_on("A", duo_noting, &a, 0);
         pb = spawn_on("B", duo_send_then_read, &b, home_b);
+        ping_waits_for = home_b != 0 ? pb : NULL; /* on runner 0, B waits for the pair */
+        ping_saw_wait = 0;
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &a.out, pa, pb, sizeof(int), 1));
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &b.out, pb, pa, sizeof(int), 1));
         b.in = a.out;
         a.in = b.out;
+        ping_waits_on = b.out;
         for (k = 0; k < 2; ++k) {
             busy[k].rounds = rounds;
             busy[k].done = 0;
@@ -669,6 +686,7 @@ void test_a_walk_put_off_is_made_within_its_bound_while_its_runner_stays_busy(vo
         TEST_ASSERT_EQUAL_INT64(rounds, busy[0].done);
         TEST_ASSERT_EQUAL_INT64(rounds, busy[1].done);
         TEST_ASSERT_TRUE(a_sent_at >= 0);
+        TEST_ASSERT_EQUAL_INT(home_b != 0, ping_saw_wait);
         if (home_b == 0) /* as it closed */
             TEST_ASSERT_LESS_THAN(KPNI_WALKS_AFTER / 4, a_sent_at);
         else /* while the pairs ran */
@@ -1305,6 +1323,15 @@ void test_a_kept_placement_is_tried_on_each_half_of_its_runners_down_to_one(void
     TEST_ASSERT_EQUAL_UINT(0, st.placement_runners);
 }
 
+/* kpni_runners_window as block_any calls it on a runner that shares:
+ * holding r's lock. */
+static void look_at_window(kpni_runner *r)
+{
+    kpni_lock(r);
+    kpni_runners_window(r);
+    kpni_unlock(r);
+}
+
 /* The window on one part: the runner holding every process may never
  * run dry to close it at an idle look, so it looks at the clock itself,
  * once per KPNI_WINDOW_LOOK switches, from a block (kpni_runners_window,
@@ -1341,7 +1368,7 @@ void test_the_window_on_one_part_is_closed_by_the_runner_that_holds_it(void)
     /* looked at too soon: still open, and not due again for a while */
     net->trial_ns = kpn_port_clock_ns();
     c->sent += 100000;
-    kpni_runners_window(r0);
+    look_at_window(r0);
     TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_HALF, net->trial);
     TEST_ASSERT_EQUAL_UINT64(r0->switches, r0->window_at);
     TEST_ASSERT_FALSE(KPNI_WINDOW_DUE(r0));
@@ -1354,7 +1381,7 @@ void test_the_window_on_one_part_is_closed_by_the_runner_that_holds_it(void)
     TEST_ASSERT_TRUE(KPNI_WINDOW_DUE(r0));
     net->trial_ns = kpn_port_clock_ns() - window;
     net->trial_msgs = c->sent - 100000;
-    kpni_runners_window(r0);
+    look_at_window(r0);
     TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
     TEST_ASSERT_EQUAL_UINT(1, net->parts);
     TEST_ASSERT_FALSE(KPNI_WINDOW_DUE(r0));
