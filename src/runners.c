@@ -800,9 +800,9 @@ static void try_half(kpni_runner *r)
  * may never run dry, so it looks at the clock itself once per
  * KPNI_WINDOW_LOOK switches, from a block (kpni_runners_window).  The
  * others sleep meanwhile, and it goes solo, so that the window times
- * what one part gives.  The pace is the channels' 'sent' counters summed, which
- * every runner may read; one runner's own count would change with the
- * share of the net the placement gives it. */
+ * what one part gives.  The pace is the channels' 'sent' counters
+ * summed, which every runner may read; one runner's own count would
+ * change with the share of the net the placement gives it. */
 void kpni_trial_step(kpni_runner *r, uint64_t now)
 {
     kpn_net *net = r->net;
