@@ -883,7 +883,6 @@ void kpni_runners_walk_due(kpni_runner *r);
 #define KPNI_ONE_PART(net) ((net)->learnt != 0 && (net)->parts == 1)
 /* r has yet to take the processes such a placement homes on it */
 #define KPNI_PULL_DUE(r) (KPNI_ONE_PART((r)->net) && (r)->pulled != (r)->net->learnt)
-void kpni_runners_pull_due(kpni_runner *r);
 /* the window of a trial on one part is open, and r has switched
  * KPNI_WINDOW_LOOK times since it last looked at the clock for it */
 #define KPNI_WINDOW_LOOK 256u
@@ -891,6 +890,7 @@ void kpni_runners_pull_due(kpni_runner *r);
     ((r)->net->trial == KPNI_TRIAL_HALF && (r)->net->parts == 1 &&                             \
      (r)->switches - (r)->window_at >= KPNI_WINDOW_LOOK)
 void kpni_runners_window(kpni_runner *r);
+void kpni_runners_one_part(kpni_runner *r);
 void kpni_lock_spin(kpni_runner *r);
 
 /* The lock of runner 'r': its queue and the processes on it (runners.c,
@@ -984,9 +984,9 @@ static inline void kpni_runners_walk_due(kpni_runner *r) { (void)r; }
 #define KPNI_WALKS_DUE(r) 0
 #define KPNI_ONE_PART(net) 0
 #define KPNI_PULL_DUE(r) 0
-static inline void kpni_runners_pull_due(kpni_runner *r) { (void)r; }
 #define KPNI_WINDOW_DUE(r) 0
 static inline void kpni_runners_window(kpni_runner *r) { (void)r; }
+static inline void kpni_runners_one_part(kpni_runner *r) { (void)r; }
 static inline void kpni_lock(kpni_runner *r) { (void)r; }
 static inline void kpni_unlock(kpni_runner *r) { (void)r; }
 static inline kpni_runner *kpni_lock_proc(kpn_proc *p, kpni_runner *also) { (void)also; return p->runner; }

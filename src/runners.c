@@ -886,15 +886,21 @@ static void pull_home(kpni_runner *r)
     r->pulled = net->learnt;
 }
 
-/* Holding r's lock, in block_any: a placement on one part homes every
- * process on r, which takes them now rather than when it next runs out
- * of work, as a runner that keeps every process may never do. */
-void kpni_runners_pull_due(kpni_runner *r)
+/* Holding r's lock, in block_any, under a placement on one part: it
+ * homes every process on one runner, which takes them at its next block
+ * (KPNI_PULL_DUE) rather than when it next runs out of work, as a runner
+ * that keeps every process may never do; and that runner closes the
+ * trial's window on it (kpni_runners_window). */
+void kpni_runners_one_part(kpni_runner *r)
 {
-    kpni_lock_up(r);
-    if (KPNI_PULL_DUE(r))
-        pull_home(r);
-    kpni_lock_down(r);
+    if (KPNI_PULL_DUE(r)) {
+        kpni_lock_up(r);
+        if (KPNI_PULL_DUE(r))
+            pull_home(r);
+        kpni_lock_down(r);
+    }
+    if (KPNI_WINDOW_DUE(r))
+        kpni_runners_window(r);
 }
 
 /* In block_any, holding r's lock, or none while r is solo: the window

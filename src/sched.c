@@ -322,10 +322,8 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
             kpni_runners_look_flipped(r, self);
         if (KPNI_UNLIKELY(KPNI_WALKS_DUE(r)))
             kpni_runners_walk_due(r);
-        if (KPNI_UNLIKELY(KPNI_PULL_DUE(r)))
-            kpni_runners_pull_due(r);
-        if (KPNI_UNLIKELY(KPNI_WINDOW_DUE(r)))
-            kpni_runners_window(r);
+        if (KPNI_UNLIKELY(KPNI_ONE_PART(r->net)))
+            kpni_runners_one_part(r);
         /* every other runner asleep since r last asked: perhaps go solo */
         if (KPNI_UNLIKELY(KPNI_SOLO_DUE(r)) &&
             kpni_runners_solo(r))
