@@ -240,15 +240,16 @@ typedef struct kpn_config {
     /* The window in which the first placement learnt under 'learn' is
      * tried.  When one falls due, work stealing runs on for a window of
      * at least this many nanoseconds, then the placement for one more,
-     * each timed up to a runner's first idle look after it.  If the net
-     * carried its messages more than 1/8 slower under the placement, it
-     * is dropped (kpn_stats.placements_dropped) and the run steals for
-     * the rest of its time, learning nothing more; else it stays, and
-     * the same placement on half as many runners is tried for a window,
-     * and each half after it down to one runner; the run goes on with
-     * the runners on which the net carried its messages fastest, fewer
+     * each timed up to a runner's first idle look after it.  Then the
+     * same placement on half as many runners is tried for a window, and
+     * each half after it down to one runner; the run goes on with the
+     * runners on which the net carried its messages fastest, fewer
      * winning only if more than 8/7 as fast as the best with more
-     * (kpn_stats.placement_runners says how many).
+     * (kpn_stats.placement_runners says how many).  Work stealing is the
+     * best so far where the net carried its messages more than 1/8
+     * slower under the placement; if no half beats it either, the
+     * placement is dropped (kpn_stats.placements_dropped) and the run
+     * steals for the rest of its time, learning nothing more.
      * Which wins depends on the CPUs' cost of moving a cache line
      * between them as much as on the net (docs/runners.md, "Trying a
      * placement").
@@ -527,8 +528,10 @@ typedef struct kpn_stats {
     uint64_t sleeps;            /* times a runner found no work and slept */
     uint64_t placements;        /* placements learnt while running (cfg.learn) */
     uint64_t placements_dropped; /* of them, dropped because the run carried
-                                   its messages slower than under work
-                                   stealing just before (cfg.learn) */
+                                   its messages slower under them, and
+                                   under each half of their runners, than
+                                   under work stealing just before
+                                   (cfg.learn) */
     unsigned placement_runners; /* runners the placement the last run ended
                                    with uses: at most cfg.cpus, fewer where
                                    its trial found fewer faster; 0 if it

@@ -442,6 +442,7 @@ typedef struct kpni_runner {
      * last took its processes for (cfg.learn) */
     uint64_t run_messages, run_steals;
     unsigned pulled;
+    unsigned pull_after;       /* on one part: blocks before it pulls again */
     /* Solo (runners.c): the others sleep and every process is here, so it
      * runs as one runner does, 'mt' clear, until it has work to share.
      * 'dormant': asleep, past its last look at anything shared.

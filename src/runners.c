@@ -750,7 +750,8 @@ static void best_parts(kpn_net *net, uint64_t carried, uint64_t ns)
     net->base_ns = ns;
 }
 
-/* The next half of the parts for a window, or the best for the run. */
+/* The next half of the parts for a window, or the best for the run:
+ * work stealing where it is (parts_won 0), the placement dropped. */
 static void try_half(kpni_runner *r)
 {
     kpn_net *net = r->net;
@@ -759,6 +760,13 @@ static void try_half(kpni_runner *r)
         net->parts = (net->parts + 1) / 2;
         learn(r);
         net->trial = KPNI_TRIAL_HALF;
+        return;
+    }
+    if (net->parts_won == 0) {
+        net->trial = KPNI_TRIAL_DROPPED;
+        net->learnt = 0;
+        r->dropped++;
+        kpni_runners_wake_all(net); /* to steal again */
         return;
     }
     net->trial = KPNI_TRIAL_KEPT;
@@ -777,15 +785,20 @@ static void try_half(kpni_runner *r)
  * and the run's own pace decides (cfg.learn_trial_ns, T below).  When
  * one falls due, work stealing carries on for a window of at least T,
  * timed; then the placement is learnt, and its window timed the same
- * way, learning again as the messages double.  If the net carried its
- * messages more than 1/8 slower in that window than in the one before,
- * the placement is dropped: the runners steal again for the rest of the
- * run, from where the processes are, and learn nothing more in it.
- * Else it stays, and the same partition into half as many parts
- * (runners) is tried for a window, and each half after it down to one
- * part; then the parts that carried the messages fastest are learnt
- * for the rest of the run, fewer parts winning only if more than 8/7 as
- * fast as the best with more (the test above the other way round).
+ * way, learning again as the messages double.  It is the best so far
+ * unless the net carried its messages more than 1/8 slower in that
+ * window than in the one before; then work stealing's window is.
+ * Either way the same partition into half as many parts (runners) is
+ * tried for a window, and each half after it down to one part; then
+ * the parts that carried the messages fastest are learnt for the rest
+ * of the run, fewer parts winning only if more than 8/7 as fast as the
+ * best with more (the test above the other way round).  Where work
+ * stealing stays the best, the placement is dropped: the runners steal
+ * again for the rest of the run, from where the processes are, and
+ * learn nothing more in it.  A net with too little parallelism for two
+ * runners may be slower under both than on one: a 4-process pipeline
+ * of capacity 1 ran 8 times as slowly as on one runner under work
+ * stealing, and slower still on two parts, but on one as fast.
  * What a crossing message costs grows with the runners and the distance
  * between their CPUs, and a quota the port cannot see (cfg.cpus) puts
  * parts on runners that wait for a CPU: the pace counts both.  Every
@@ -830,14 +843,12 @@ void kpni_trial_step(kpni_runner *r, uint64_t now)
         if (!kpni_trial_kept(net->base_msgs, net->base_ns, carried, ns))
             best_parts(net, carried, ns);
         try_half(r);
-    } else if (kpni_trial_kept(carried, ns, net->base_msgs, net->base_ns)) {
-        best_parts(net, carried, ns);
-        try_half(r);
     } else {
-        net->trial = KPNI_TRIAL_DROPPED;
-        net->learnt = 0;
-        r->dropped++;
-        kpni_runners_wake_all(net); /* to steal again */
+        if (kpni_trial_kept(carried, ns, net->base_msgs, net->base_ns))
+            best_parts(net, carried, ns);
+        else
+            net->parts_won = 0; /* work stealing's window stays the best */
+        try_half(r);
     }
     net->trial_ns = now;
     net->trial_msgs = msgs;
@@ -862,20 +873,33 @@ int kpni_trial_kept(uint64_t msgs, uint64_t ns, uint64_t base_msgs, uint64_t bas
 /* r takes the processes the placement homes on it that are queued or
  * blocked elsewhere.  A process moves to a runner only by that runner's
  * own thread, as a thief takes one (so 'unflips' stays its own count,
- * and a channel stops crossing only where nothing runs on its side). */
+ * and a channel stops crossing only where nothing runs on its side).
+ * One that runs elsewhere stays there; on several parts r takes it when
+ * the placement is learnt again, or a reader as its home runner wakes
+ * it.  On one part r takes it at a later block (KPNI_PULL_DUE): r may
+ * never run dry to look again, and a process that only writes is never
+ * woken from a read.  Left where it ran, the source of a 4-process
+ * pipeline of capacity 1 kept its channel crossing, and the window on
+ * one part carried a tenth of the messages that one part does.  r looks
+ * again once it has blocked as often as the net has processes, so that
+ * the walk costs a block no more than a step. */
 static void pull_home(kpni_runner *r)
 {
     kpn_net *net = r->net;
     kpn_proc *p;
+    int left = 0;
 
     for (p = net->procs; p != NULL; p = p->next) {
         kpni_runner *v = p->runner;
         unsigned state = p->state;
 
-        if (v == r || p->home != r->index || !may_move(p) ||
-            (state != KPN_PROC_READY && state != KPN_PROC_BLOCKED_READ &&
-             state != KPN_PROC_BLOCKED_WRITE))
+        if (v == r || p->home != r->index)
             continue;
+        if (!may_move(p) || (state != KPN_PROC_READY && state != KPN_PROC_BLOCKED_READ &&
+                             state != KPN_PROC_BLOCKED_WRITE)) {
+            left |= state != KPN_PROC_EXITED;
+            continue;
+        }
         move(p, r);
         if (state == KPN_PROC_READY) { /* not running (may_move): queued on v */
             kpni_queue_unlink(v, p);
@@ -883,7 +907,10 @@ static void pull_home(kpni_runner *r)
         }
         KPNI_STORE(&p->runner, r);
     }
-    r->pulled = net->learnt;
+    if (!left || !KPNI_ONE_PART(net))
+        r->pulled = net->learnt;
+    else
+        r->pull_after = net->nprocs < (unsigned)-1 ? (unsigned)net->nprocs : (unsigned)-1;
 }
 
 /* Holding r's lock, in block_any, under a placement on one part: it
@@ -893,7 +920,7 @@ static void pull_home(kpni_runner *r)
  * trial's window on it (kpni_runners_window). */
 void kpni_runners_one_part(kpni_runner *r)
 {
-    if (KPNI_PULL_DUE(r)) {
+    if (KPNI_PULL_DUE(r) && (r->pull_after == 0 || --r->pull_after == 0)) {
         kpni_lock_up(r);
         if (KPNI_PULL_DUE(r))
             pull_home(r);
@@ -1227,6 +1254,7 @@ kpn_status kpni_runners_run(kpn_net *net)
         r->run_messages = r->messages;
         r->run_steals = r->steals;
         r->pulled = 0;
+        r->pull_after = 0;
         r->fruitless = 0;
         r->woke_switches = r->switches;
         r->solo_after = 0;
