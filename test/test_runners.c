@@ -1276,54 +1276,78 @@ static void first_windows(kpn_chan *c, uint64_t t, uint64_t window, uint64_t ws,
     kpni_trial_step(r0, t + 2 * window);
 }
 
-/* A placement kept against work stealing is tried on each half of its
- * runners down to one, a window each, and the run goes on with the
- * parts that carried the messages fastest, fewer winning only if more
- * than 8/7 as fast as the best with more.  Stepped by hand as above,
- * from 8 parts, whose window carried 1600 messages; then the messages
- * of the windows on 4, on 2 and on 1 part, and where it ends. */
-void test_a_kept_placement_is_tried_on_each_half_of_its_runners_down_to_one(void)
+/* From 't' + 3 windows, the windows of the halves of 8 parts: on 4,
+ * carrying 'on4' messages, on 2 and on 1; each half's window opens as
+ * the one before closes. */
+static void halves(kpn_chan *c, uint64_t t, uint64_t window, uint64_t on4, uint64_t on2,
+                   uint64_t on1)
 {
-    static const struct { uint64_t on4, on2, on1; unsigned ends, placements; } cases[] = {
-        {1828, 1600, 1600, 8, 5}, /* none more than 8/7 as fast as 8: back to 8 */
-        {1829, 1600, 1600, 4, 5}, /* 4 faster; 2 and 1 not faster than 4: back to 4 */
-        {1829, 2090, 2090, 4, 5},
-        {1829, 2091, 1600, 2, 5}, /* 2 faster than 4, 1 not: back to 2 */
-        {1829, 2091, 2389, 2, 5},
-        {1829, 2091, 2390, 1, 4}, /* faster each time: 1 */
-        {1600, 1829, 1600, 2, 5}, /* 4 no faster, 2 faster than 8 */
-        {1600, 1600, 1829, 1, 4}, /* only 1 faster than 8 */
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_HALF, net->trial);
+    TEST_ASSERT_EQUAL_UINT(4, net->parts);
+    c->sent += on4;
+    kpni_trial_step(&net->runners[0], t + 3 * window);
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_HALF, net->trial);
+    TEST_ASSERT_EQUAL_UINT(2, net->parts);
+    c->sent += on2;
+    kpni_trial_step(&net->runners[0], t + 4 * window);
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_HALF, net->trial);
+    TEST_ASSERT_EQUAL_UINT(1, net->parts);
+    c->sent += on1;
+    kpni_trial_step(&net->runners[0], t + 5 * window);
+}
+
+/* Each half of a placement's runners is tried down to one, a window
+ * each, against the best so far: the placement where it kept work
+ * stealing's pace within 1/8, else work stealing.  The run goes on with
+ * the fastest, fewer parts winning only if more than 8/7 as fast as the
+ * best with more, or under work stealing, the placement dropped, where
+ * it stayed the best.  Stepped by hand as above, from 8 parts: work
+ * stealing's window carried 1600 messages, the placement's 'placed',
+ * then the windows on 4, on 2 and on 1 part theirs; where the run ends
+ * (0: work stealing), and the placements learnt. */
+void test_each_half_of_a_placement_is_tried_down_to_one_part(void)
+{
+    static const struct {
+        uint64_t placed, on4, on2, on1;
+        unsigned ends, placements;
+    } cases[] = {
+        {1600, 1828, 1600, 1600, 8, 5}, /* none more than 8/7 as fast as 8: back to 8 */
+        {1600, 1829, 1600, 1600, 4, 5}, /* 4 faster; 2 and 1 not faster than 4: back to 4 */
+        {1600, 1829, 2090, 2090, 4, 5},
+        {1600, 1829, 2091, 1600, 2, 5}, /* 2 faster than 4, 1 not: back to 2 */
+        {1600, 1829, 2091, 2389, 2, 5},
+        {1600, 1829, 2091, 2390, 1, 4}, /* faster each time: 1 */
+        {1600, 1600, 1829, 1600, 2, 5}, /* 4 no faster, 2 faster than 8 */
+        {1600, 1600, 1600, 1829, 1, 4}, /* only 1 faster than 8 */
+        /* slower than work stealing: the halves against its 1600 */
+        {1399, 1828, 1828, 1828, 0, 4}, /* none more than 8/7 as fast: dropped */
+        {1399, 1829, 1600, 1600, 4, 5}, /* 4; 2 and 1 not faster than 4 */
+        {1399, 1600, 1600, 1829, 1, 4}, /* only one part: a short pipeline */
+        {1399, 100, 1829, 2090, 2, 5},  /* 2; 1 not more than 8/7 as fast as 2 */
     };
     const uint64_t t = 1000000000u, window = 20000000u;
     kpn_chan *c;
     kpn_stats st;
     unsigned k;
+    int ends;
 
     for (k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        ends = cases[k].ends != 0 ? KPNI_TRIAL_KEPT : KPNI_TRIAL_DROPPED;
         c = on_trial(8, 8);
-        first_windows(c, t, window, 1600, 1600); /* the placement keeps the pace */
-        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_HALF, net->trial);
-        TEST_ASSERT_EQUAL_UINT(4, net->parts);
-        c->sent += cases[k].on4;
-        kpni_trial_step(&net->runners[0], t + 3 * window);
-        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_HALF, net->trial);
-        TEST_ASSERT_EQUAL_UINT(2, net->parts);
-        c->sent += cases[k].on2;
-        kpni_trial_step(&net->runners[0], t + 4 * window);
-        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_HALF, net->trial);
-        TEST_ASSERT_EQUAL_UINT(1, net->parts);
-        c->sent += cases[k].on1;
-        kpni_trial_step(&net->runners[0], t + 5 * window);
-        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
-        TEST_ASSERT_EQUAL_UINT(cases[k].ends, net->parts);
+        first_windows(c, t, window, 1600, cases[k].placed);
+        TEST_ASSERT_EQUAL_UINT(cases[k].placed == 1600 ? 8 : 0, net->parts_won);
+        halves(c, t, window, cases[k].on4, cases[k].on2, cases[k].on1);
+        TEST_ASSERT_EQUAL_INT(ends, net->trial);
+        TEST_ASSERT_EQUAL_UINT(cases[k].ends != 0 ? cases[k].placements : 0, net->learnt);
+        if (cases[k].ends != 0)
+            TEST_ASSERT_EQUAL_UINT(cases[k].ends, net->parts);
         c->sent += 100000;
         kpni_trial_step(&net->runners[0], t + 7 * window); /* settled for the run */
-        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
-        TEST_ASSERT_EQUAL_UINT(cases[k].ends, net->parts);
+        TEST_ASSERT_EQUAL_INT(ends, net->trial);
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
         TEST_ASSERT_EQUAL_UINT(cases[k].ends, st.placement_runners);
         TEST_ASSERT_EQUAL_UINT64(cases[k].placements, st.placements);
-        TEST_ASSERT_EQUAL_UINT64(0, st.placements_dropped);
+        TEST_ASSERT_EQUAL_UINT64(cases[k].ends == 0, st.placements_dropped);
     }
 
     /* no half below one part: a first placement on one part is kept
@@ -1340,67 +1364,12 @@ void test_a_kept_placement_is_tried_on_each_half_of_its_runners_down_to_one(void
     TEST_ASSERT_EQUAL_UINT64(1, st.placements_dropped);
 }
 
-/* A placement slower than work stealing is not the end of the trial:
- * each half is still tried, against work stealing's window, and a half
- * more than 8/7 as fast as that is kept; where none is, the placement
- * is dropped after the last.  From 8 parts, whose window carried 1399
- * against work stealing's 1600: the windows on 4, 2 and 1 part, and
- * where the run ends (0: work stealing). */
-void test_the_halves_of_a_slower_placement_are_tried_against_work_stealing(void)
-{
-    static const struct { uint64_t on4, on2, on1; unsigned ends, placements; } cases[] = {
-        {1828, 1828, 1828, 0, 4}, /* none more than 8/7 as fast: dropped */
-        {1829, 1600, 1600, 4, 5}, /* 4 faster than ws; 2 and 1 not than 4 */
-        {1600, 1600, 1829, 1, 4}, /* only one part: the few-stage pipeline */
-        {100, 1829, 2090, 2, 5},  /* 2; 1 not more than 8/7 as fast as 2 */
-    };
-    const uint64_t t = 1000000000u, window = 20000000u;
-    kpn_chan *c;
-    kpn_stats st;
-    unsigned k;
-
-    for (k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
-        c = on_trial(8, 8);
-        first_windows(c, t, window, 1600, 1399);
-        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_HALF, net->trial);
-        TEST_ASSERT_EQUAL_UINT(4, net->parts);
-        TEST_ASSERT_EQUAL_UINT(0, net->parts_won);
-        c->sent += cases[k].on4;
-        kpni_trial_step(&net->runners[0], t + 3 * window);
-        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_HALF, net->trial);
-        TEST_ASSERT_EQUAL_UINT(2, net->parts);
-        c->sent += cases[k].on2;
-        kpni_trial_step(&net->runners[0], t + 4 * window);
-        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_HALF, net->trial);
-        TEST_ASSERT_EQUAL_UINT(1, net->parts);
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
-        TEST_ASSERT_EQUAL_UINT64(0, st.placements_dropped);
-        c->sent += cases[k].on1;
-        kpni_trial_step(&net->runners[0], t + 5 * window);
-        TEST_ASSERT_EQUAL_INT(cases[k].ends != 0 ? KPNI_TRIAL_KEPT : KPNI_TRIAL_DROPPED,
-                              net->trial);
-        TEST_ASSERT_EQUAL_UINT(cases[k].ends != 0 ? cases[k].placements : 0, net->learnt);
-        if (cases[k].ends != 0)
-            TEST_ASSERT_EQUAL_UINT(cases[k].ends, net->parts);
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
-        TEST_ASSERT_EQUAL_UINT(cases[k].ends, st.placement_runners);
-        TEST_ASSERT_EQUAL_UINT64(cases[k].placements, st.placements);
-        TEST_ASSERT_EQUAL_UINT64(cases[k].ends == 0, st.placements_dropped);
-        c->sent += 100000;
-        kpni_trial_step(&net->runners[0], t + 7 * window); /* settled for the run */
-        TEST_ASSERT_EQUAL_INT(cases[k].ends != 0 ? KPNI_TRIAL_KEPT : KPNI_TRIAL_DROPPED,
-                              net->trial);
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
-        TEST_ASSERT_EQUAL_UINT(cases[k].ends, st.placement_runners);
-    }
-}
-
-/* kpni_runners_window as block_any calls it on a runner that shares:
- * holding r's lock. */
-static void look_at_window(kpni_runner *r)
+/* 'step' (kpni_runners_window, kpni_runners_one_part) as block_any
+ * calls it on a runner that shares: holding r's lock. */
+static void as_block_any(kpni_runner *r, void (*step)(kpni_runner *))
 {
     kpni_lock(r);
-    kpni_runners_window(r);
+    step(r);
     kpni_unlock(r);
 }
 
@@ -1439,7 +1408,7 @@ void test_the_window_on_one_part_is_closed_by_the_runner_that_holds_it(void)
     /* looked at too soon: still open, and not due again for a while */
     net->trial_ns = kpn_port_clock_ns();
     c->sent += 100000;
-    look_at_window(r0);
+    as_block_any(r0, kpni_runners_window);
     TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_HALF, net->trial);
     TEST_ASSERT_EQUAL_UINT64(r0->switches, r0->window_at);
     TEST_ASSERT_FALSE(KPNI_WINDOW_DUE(r0));
@@ -1451,7 +1420,7 @@ void test_the_window_on_one_part_is_closed_by_the_runner_that_holds_it(void)
     TEST_ASSERT_TRUE(KPNI_WINDOW_DUE(r0));
     net->trial_ns = kpn_port_clock_ns() - window;
     net->trial_msgs = c->sent - 100000;
-    look_at_window(r0);
+    as_block_any(r0, kpni_runners_window);
     TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
     TEST_ASSERT_EQUAL_UINT(1, net->parts);
     TEST_ASSERT_FALSE(KPNI_WINDOW_DUE(r0));
@@ -1492,15 +1461,6 @@ static void look_flipped(kpni_runner *r, kpn_proc *self)
     TEST_ASSERT_EQUAL_UINT(0, r->nflipped);
 }
 
-/* kpni_runners_one_part as block_any calls it on a runner that shares:
- * holding r's lock. */
-static void block_on_one_part(kpni_runner *r)
-{
-    kpni_lock(r);
-    kpni_runners_one_part(r);
-    kpni_unlock(r);
-}
-
 /* On one part the runner that holds every process takes them at its
  * next block (KPNI_PULL_DUE); one that runs elsewhere then, it takes at
  * a later block, once it has stopped, looking again after as many
@@ -1529,7 +1489,7 @@ void test_on_one_part_a_process_running_elsewhere_is_taken_at_a_later_block(void
     TEST_ASSERT_TRUE(KPNI_ONE_PART(net));
     TEST_ASSERT_TRUE(KPNI_PULL_DUE(r0));
 
-    block_on_one_part(r0); /* takes the reader, not the writer */
+    as_block_any(r0, kpni_runners_one_part); /* takes the reader, not the writer */
     TEST_ASSERT_TRUE(b->runner == r0);
     TEST_ASSERT_TRUE(a->runner == r1);
     TEST_ASSERT_TRUE(KPNI_PULL_DUE(r0));
@@ -1539,10 +1499,10 @@ void test_on_one_part_a_process_running_elsewhere_is_taken_at_a_later_block(void
     r1->current = NULL; /* the writer blocks on the full channel */
     a->state = KPN_PROC_BLOCKED_WRITE;
     a->wait = c;
-    block_on_one_part(r0);
+    as_block_any(r0, kpni_runners_one_part);
     TEST_ASSERT_TRUE(a->runner == r1);
     TEST_ASSERT_TRUE(KPNI_PULL_DUE(r0));
-    block_on_one_part(r0);
+    as_block_any(r0, kpni_runners_one_part);
     TEST_ASSERT_TRUE(a->runner == r0);
     TEST_ASSERT_FALSE(KPNI_PULL_DUE(r0));
     TEST_ASSERT_EQUAL_UINT(0, c->cross);
