@@ -1108,12 +1108,15 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
 /* The resolver's half of a wake: 'by' releases 'p', which waited on it,
  * so the count of processes waiting on 'by' drops, and chains of waiting
  * processes that ended at 'by' through 'p' now end at 'p', which
- * inherits the watch (docs/resolver.md, the wake rule). */
+ * inherits the watch (docs/resolver.md, the wake rule).  Where the
+ * counts are kept they say whether a chain runs through 'p' at all
+ * (resolve.c, "Stale marks"). */
 static inline void kpni_wake_rule(kpni_runner *waker, kpn_proc *p, kpn_proc *by)
 {
     if (waker->resolve) {
         KPNI_NWAITERS_ADD(waker, by, -1);
-        p->watched |= by->watched;
+        if (by->watched && (p->nwaiters != 0 || KPNI_MT(waker) || KPNI_SOLO(waker)))
+            p->watched = 1;
     }
 }
 

@@ -714,3 +714,127 @@ void test_a_cycle_closed_by_a_reader_behind_an_unwaited_writer_is_found_at_once(
     TEST_ASSERT_GREATER_OR_EQUAL(0, busy_count_when_pair_done);
     TEST_ASSERT_LESS_THAN(100, busy_count_when_pair_done);
 }
+
+/* B waits on V; W, then X, fill their channels and wait, W on B and X on
+ * W, so both walks end at V and mark it.  V's message wakes B, which W
+ * waits on: the chain W -> B now ends at B, so B must take V's mark.
+ * B then reads X's channel, which is empty, and closes the cycle
+ * B -> X -> W -> B with a read: it walks only if it holds the mark. */
+static kpn_chan *vb, *wb, *xw, *xb;
+static int b_got;
+
+static void v_proc(void *arg)
+{
+    int v = 1;
+    (void)arg;
+    kpn_send(vb, &v);
+}
+
+static void w_proc(void *arg)
+{
+    int v = 1;
+    (void)arg;
+    kpn_send(wb, &v);
+    kpn_send(wb, &v);
+    kpn_recv(xw, &v);
+}
+
+static void x_fill_proc(void *arg)
+{
+    int v = 1;
+    (void)arg;
+    kpn_send(xw, &v);
+    kpn_send(xw, &v);
+    kpn_send(xb, &v);
+}
+
+static void b_proc(void *arg)
+{
+    int v;
+    (void)arg;
+    b_got = 0;
+    b_got += kpn_recv(vb, &v) == KPN_OK;
+    b_got += kpn_recv(xb, &v) == KPN_OK;
+    b_got += kpn_recv(wb, &v) == KPN_OK;
+    b_got += kpn_recv(wb, &v) == KPN_OK;
+    busy_count_when_pair_done = busy_count;
+}
+
+void test_a_process_woken_while_waited_on_takes_the_mark_and_closes_the_cycle(void)
+{
+    kpn_proc *bp = spawn("busy producer", busy_producer, NULL);
+    kpn_proc *bc = spawn("busy consumer", busy_consumer, NULL);
+    kpn_proc *b = spawn("B", b_proc, NULL), *w = spawn("W", w_proc, NULL);
+    kpn_proc *x = spawn("X", x_fill_proc, NULL), *v = spawn("V", v_proc, NULL);
+    kpn_stats st;
+
+    busy_chan = connect(bp, bc, 1);
+    vb = connect(v, b, 1);
+    wb = connect(w, b, 1);
+    xw = connect(x, w, 1);
+    xb = connect(x, b, 1);
+    busy_count_when_pair_done = -1;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(4, b_got);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64(1, st.resolutions);
+    TEST_ASSERT_GREATER_OR_EQUAL(0, busy_count_when_pair_done);
+    TEST_ASSERT_LESS_THAN(100, busy_count_when_pair_done);
+}
+
+/* One runner, S -> A -> Z, capacity 1.  S's second message waits, and its
+ * walk marks A.  A's receive wakes S, which nobody waits on: no chain
+ * runs through S, so it takes no mark.  A then read-blocks with nobody
+ * waiting on it: it ends no chain, and its mark goes, so that its later
+ * read-blocks take the short path.  (Against the marks kept for good, S
+ * would take A's and A would keep its own.) */
+static kpn_chan *sa, *az;
+static kpn_proc *proc_s, *proc_a;
+static int s_marked, a_marked_when_z_ran, z_got;
+
+static void s_proc(void *arg)
+{
+    int v = 1;
+    (void)arg;
+    kpn_send(sa, &v);
+    kpn_send(sa, &v);
+    s_marked = proc_s->watched;
+}
+
+static void a_proc(void *arg)
+{
+    int v;
+    (void)arg;
+    while (kpn_recv(sa, &v) == KPN_OK)
+        kpn_send(az, &v);
+}
+
+static void z_proc(void *arg)
+{
+    int v;
+    (void)arg;
+    z_got = 0;
+    while (kpn_recv(az, &v) == KPN_OK) {
+        if (z_got++ == 0)
+            a_marked_when_z_ran = proc_a->watched;
+    }
+}
+
+void test_on_one_runner_a_mark_passes_to_no_process_nobody_waits_on(void)
+{
+    kpn_proc *z;
+    kpn_stats st;
+
+    proc_s = spawn("S", s_proc, NULL);
+    proc_a = spawn("A", a_proc, NULL);
+    z = spawn("Z", z_proc, NULL);
+    sa = connect(proc_s, proc_a, 1);
+    az = connect(proc_a, z, 1);
+    s_marked = a_marked_when_z_ran = -1;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(2, z_got);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64(1, st.detections); /* S's walk, which marked A */
+    TEST_ASSERT_EQUAL_INT(0, s_marked);
+    TEST_ASSERT_EQUAL_INT(0, a_marked_when_z_ran);
+}
