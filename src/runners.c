@@ -870,6 +870,14 @@ int kpni_trial_kept(uint64_t msgs, uint64_t ns, uint64_t base_msgs, uint64_t bas
     return 8 * msgs * base_ns >= 7 * base_msgs * ns;
 }
 
+/* Blocks a runner lets pass before it walks every process again, to pull
+ * one home or to ask to go solo: as many as the net has processes, so
+ * that the walk costs a block no more than a step. */
+static unsigned blocks_per_walk(const kpn_net *net)
+{
+    return net->nprocs < (unsigned)-1 ? (unsigned)net->nprocs : (unsigned)-1;
+}
+
 /* r takes the processes the placement homes on it that are queued or
  * blocked elsewhere.  A process moves to a runner only by that runner's
  * own thread, as a thief takes one (so 'unflips' stays its own count,
@@ -910,7 +918,7 @@ static void pull_home(kpni_runner *r)
     if (!left || !KPNI_ONE_PART(net))
         r->pulled = net->learnt;
     else
-        r->pull_after = net->nprocs < (unsigned)-1 ? (unsigned)net->nprocs : (unsigned)-1;
+        r->pull_after = blocks_per_walk(net);
 }
 
 /* Holding r's lock, in block_any, under a placement on one part: it
@@ -1107,7 +1115,7 @@ int kpni_runners_solo(kpni_runner *r)
     for (p = net->procs; p != NULL; p = p->next)
         if (p->runner != r && p->state != KPN_PROC_EXITED) {
             r->solo_tried = dormancies - 1u;
-            r->solo_after = net->nprocs < (unsigned)-1 ? (unsigned)net->nprocs : (unsigned)-1;
+            r->solo_after = blocks_per_walk(net);
             return 0;
         }
     /* Blocks while solo set no word (KPNI_WAITING): a crossing channel's
