@@ -465,11 +465,61 @@ static KPNI_INLINE kpn_status received_one(kpn_chan *c, kpn_proc *self, size_t *
     return release(self, c->writer, c, KPN_PROC_BLOCKED_WRITE);
 }
 
+/* Room in the ring, the caller the writer: put the message in.  Any
+ * size; out of line, so that a wait's frame keeps only 'c' and 'msg'. */
+static KPNI_NOINLINE kpn_status put_any(kpn_chan *c, const void *msg)
+{
+    size_t sent = c->sent, wpos = NEXT_WPOS(c);
+
+    copy_msg(c->ring + c->wpos, msg, c->msg_size);
+    return sent_one(c, c->writer, sent, wpos);
+}
+
+/* The same for the sizes copy_small moves (take, below, says why); the
+ * compact build keeps the one copy, in line. */
+static KPNI_INLINE kpn_status put(kpn_chan *c, const void *msg)
+{
+    size_t sent = c->sent, wpos = NEXT_WPOS(c);
+
+    if (KPN_COMPACT)
+        copy_msg(c->ring + c->wpos, msg, c->msg_size);
+    else if (!copy_small(c->ring + c->wpos, msg, c->msg_size))
+        return put_any(c, msg);
+    return sent_one(c, c->writer, sent, wpos);
+}
+
+/* The caller the writer, its reader not gone: wait while the ring is
+ * full ('full': the caller has just seen it so).  0 if the reader exits
+ * meanwhile: the caller drops the message.  Each look finds the
+ * channel's words afresh, as a receive's wait does (recv_whole). */
+static KPNI_INLINE int wait_room(kpn_chan *c, int full)
+{
+    for (;;) {
+        if (!full && c->sent - LOOK_RECEIVED(c) < c->cap)
+            return 1;
+        full = 0;
+        kpni_sched_block(c->writer, KPN_PROC_BLOCKED_WRITE, c);
+        KPNI_OPAQUE(c);
+        if (KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED)
+            return 0;
+    }
+}
+
+/* Where a send blocks: a function of its own, reached straight from the
+ * fast path, so that a write-block neither repeats the fast path's
+ * checks nor keeps more than 'c' and 'msg' in its frame. */
+static KPNI_NOINLINE kpn_status put_wait(kpn_chan *c, const void *msg)
+{
+    if (KPNI_LIKELY(wait_room(c, 1)))
+        return put(c, msg);
+    c->writer->runner->drops++;
+    return KPN_OK;
+}
+
 /* A whole send, on a channel already checked: the fast path's fallback. */
 static KPNI_INLINE kpn_status send_whole(kpn_chan *c, const void *msg)
 {
     kpn_proc *self = c->writer;
-    size_t sent = c->sent, wpos;
 
     if (KPNI_UNLIKELY(!is_running(self)))
         return KPN_EPERM;
@@ -477,14 +527,12 @@ static KPNI_INLINE kpn_status send_whole(kpn_chan *c, const void *msg)
         return KPN_ESTATE;
     if (KPNI_UNLIKELY(KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED))
         goto drop;
-    while (sent - LOOK_RECEIVED(c) >= c->cap) {
-        kpni_sched_block(c->writer, KPN_PROC_BLOCKED_WRITE, c);
-        if (KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED)
-            goto drop;
-    }
-    wpos = NEXT_WPOS(c);
-    copy_msg(c->ring + c->wpos, msg, c->msg_size);
-    return sent_one(c, self, sent, wpos);
+    /* a small memory keeps one copy of the wait */
+    if (!KPN_COMPACT && c->sent - LOOK_RECEIVED(c) >= c->cap)
+        return put_wait(c, msg);
+    if (!wait_room(c, 0))
+        goto drop;
+    return put(c, msg);
 drop:
     self->runner->drops++;
     return KPN_OK;
@@ -585,10 +633,10 @@ static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
     state = KPNI_LOAD(&reader->state);
     /* a copy that says full is looked at again here: in a small ring the
      * reader has usually taken the message since the copy was made */
-    if (KPNI_UNLIKELY(!is_running(self) || c->closed ||
-                      (sent - SEEN_RECEIVED(c) >= c->cap && sent - LOOK_RECEIVED(c) >= c->cap) ||
-                      state == KPN_PROC_EXITED))
+    if (KPNI_UNLIKELY(!is_running(self) || c->closed || state == KPN_PROC_EXITED))
         return put_slow(c, msg);
+    if (KPNI_UNLIKELY(sent - SEEN_RECEIVED(c) >= c->cap && sent - LOOK_RECEIVED(c) >= c->cap))
+        return put_wait(c, msg);
     wpos = NEXT_WPOS(c);
     if (!copy_small(c->ring + c->wpos, msg, c->msg_size))
         return put_slow(c, msg);

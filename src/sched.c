@@ -370,13 +370,14 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
     park(self, 1);
 }
 
-/* The common case, as block_any would do it: one runner, and a
+/* The common cases, as block_any would do them, on one runner: a
  * read-block that walks nothing (by a process no write-blocked chain
- * ends at, or with no resolver).  No call but the switch, so no frame.
- * A write-block with the resolver on always walks; without it, it is
- * rare enough to take block_any's path, which keeps a second copy of
- * park out of a small memory.  kpni_sched_block picks the entry where
- * 'why' is a constant, so no block tests it. */
+ * ends at, or with no resolver), with no call but the switch, so no
+ * frame; and a write-block with the resolver on, which always walks and
+ * keeps only 'self' across the walk.  A write-block without the resolver
+ * is rare enough to take block_any's path, and a small memory keeps one
+ * copy of park the fewer.  kpni_sched_block picks the entry where 'why'
+ * is a constant, so no block tests it. */
 void kpni_sched_block_read(kpn_proc *self, kpn_chan *on)
 {
     kpni_runner *r = self->runner;
@@ -395,7 +396,21 @@ void kpni_sched_block_read(kpn_proc *self, kpn_chan *on)
 
 void kpni_sched_block_write(kpn_proc *self, kpn_chan *on)
 {
-    block_any(self, KPN_PROC_BLOCKED_WRITE, on);
+    kpni_runner *r = self->runner;
+
+    /* solo, block_any may share the queue (not on one part) or close a
+     * trial's window */
+    if (KPN_COMPACT || KPNI_SLOW_READS(r) || !r->resolve ||
+        (KPNI_SOLO(r) && (!KPNI_ONE_PART(r->net) || KPNI_WINDOW_DUE(r)))) {
+        block_any(self, KPN_PROC_BLOCKED_WRITE, on);
+        return;
+    }
+    KPNI_STORE(&self->wait, on);
+    KPNI_STORE(&self->state, KPN_PROC_BLOCKED_WRITE);
+    on->reader->nwaiters++; /* kpni_proc_waits_for(self) */
+    if (kpni_resolve_block(self))
+        return; /* the walk grew 'on' */
+    park(self, 0);
 }
 
 /* An exit wakes the other ends of its channels, on any runner: every
