@@ -32,7 +32,7 @@
  *    process that read-blocks while nobody waits on it, one thread
  *    running the net, drops its mark: it ends no chain, and blocked it
  *    ends none.  Kept for good, a mark handed down a stream sent every
- *    later read-block of every process on it down block_any's long path:
+ *    later read-block of every process on it down the path that walks:
  *    a ring of 12 processes with 6 tokens took a fifth more instructions
  *    a hop for it.
  *

@@ -370,21 +370,43 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
     park(self, 1);
 }
 
-/* The common cases, as block_any would do them, on one runner: a
- * read-block that walks nothing (by a process no write-blocked chain
- * ends at, or with no resolver), with no call but the switch, so no
- * frame; and a write-block with the resolver on, which always walks and
- * keeps only 'self' across the walk.  A write-block without the resolver
- * is rare enough to take block_any's path, and a small memory keeps one
- * copy of park the fewer.  kpni_sched_block picks the entry where 'why'
- * is a constant, so no block tests it. */
+/* A block that walks, as block_any makes it where one thread runs the
+ * net and has nothing else to look at: a write-block with the resolver
+ * on, which always walks, or a read-block of a marked process, which
+ * walks if someone waits on it and else lets go of the mark (resolve.c,
+ * "Stale marks"; the count is kept here, as kpni_wake_rule relies on).
+ * Only 'self' lives across the walk. */
+static KPNI_NOINLINE void block_walks(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
+{
+    KPNI_STORE(&self->wait, on);
+    KPNI_STORE(&self->state, why);
+    kpni_proc_waits_for(self)->nwaiters++;
+    if (why == KPN_PROC_BLOCKED_READ && self->nwaiters == 0)
+        self->watched = 0; /* nobody waits on self: it ends no chain */
+    else if (kpni_resolve_block(self))
+        return; /* the walk grew 'on' */
+    park(self, 0);
+}
+
+/* The blocks, by kind; kpni_sched_block picks the entry where 'why' is a
+ * constant, so no block tests it.  The common one, a read-block on one
+ * runner that walks nothing (by a process no write-blocked chain ends
+ * at, or with no resolver), is made here with no call but the switch,
+ * so no frame.  Blocks that walk take block_walks where one thread runs
+ * the net, and block_any wherever it has more to do: several runners, a
+ * solo runner that may share its queue (not on one part) or close a
+ * trial's window, a write-block without the resolver (rare enough), and
+ * a small memory, which keeps one copy of park the fewer. */
 void kpni_sched_block_read(kpn_proc *self, kpn_chan *on)
 {
     kpni_runner *r = self->runner;
     int resolve = r->resolve; /* once: the stores below may alias it */
 
     if (KPNI_SLOW_READS(r) || (resolve && self->watched)) {
-        block_any(self, KPN_PROC_BLOCKED_READ, on);
+        if (KPN_COMPACT || KPNI_SLOW_READS(r) || KPNI_SOLO(r))
+            block_any(self, KPN_PROC_BLOCKED_READ, on);
+        else
+            block_walks(self, KPN_PROC_BLOCKED_READ, on);
         return;
     }
     KPNI_STORE(&self->wait, on);
@@ -398,19 +420,11 @@ void kpni_sched_block_write(kpn_proc *self, kpn_chan *on)
 {
     kpni_runner *r = self->runner;
 
-    /* solo, block_any may share the queue (not on one part) or close a
-     * trial's window */
     if (KPN_COMPACT || KPNI_SLOW_READS(r) || !r->resolve ||
-        (KPNI_SOLO(r) && (!KPNI_ONE_PART(r->net) || KPNI_WINDOW_DUE(r)))) {
+        (KPNI_SOLO(r) && (!KPNI_ONE_PART(r->net) || KPNI_WINDOW_DUE(r))))
         block_any(self, KPN_PROC_BLOCKED_WRITE, on);
-        return;
-    }
-    KPNI_STORE(&self->wait, on);
-    KPNI_STORE(&self->state, KPN_PROC_BLOCKED_WRITE);
-    on->reader->nwaiters++; /* kpni_proc_waits_for(self) */
-    if (kpni_resolve_block(self))
-        return; /* the walk grew 'on' */
-    park(self, 0);
+    else
+        block_walks(self, KPN_PROC_BLOCKED_WRITE, on);
 }
 
 /* An exit wakes the other ends of its channels, on any runner: every
