@@ -477,7 +477,7 @@ static KPNI_NOINLINE kpn_status put_any(kpn_chan *c, const void *msg)
 
 /* The same for the sizes copy_small moves (take, below, says why); the
  * compact build keeps the one copy, in line. */
-static KPNI_INLINE kpn_status put(kpn_chan *c, const void *msg)
+static KPNI_INLINE kpn_status put_msg(kpn_chan *c, const void *msg)
 {
     size_t sent = c->sent, wpos = NEXT_WPOS(c);
 
@@ -511,7 +511,7 @@ static KPNI_INLINE int wait_room(kpn_chan *c, int full)
 static KPNI_NOINLINE kpn_status put_wait(kpn_chan *c, const void *msg)
 {
     if (KPNI_LIKELY(wait_room(c, 1)))
-        return put(c, msg);
+        return put_msg(c, msg);
     c->writer->runner->drops++;
     return KPN_OK;
 }
@@ -532,7 +532,7 @@ static KPNI_INLINE kpn_status send_whole(kpn_chan *c, const void *msg)
         return put_wait(c, msg);
     if (!wait_room(c, 0))
         goto drop;
-    return put(c, msg);
+    return put_msg(c, msg);
 drop:
     self->runner->drops++;
     return KPN_OK;
