@@ -475,8 +475,11 @@ kpn_status kpn_place(kpn_net *net, unsigned runners, unsigned *home, size_t n);
 kpn_status kpn_send(kpn_chan *c, const void *msg);
 
 /* Copy the oldest message of 'c' into 'msg'; blocks the calling process
- * while the channel is empty and open.  KPN_EOF once the channel is
- * closed and drained, and on every later call; 'msg' is untouched then.
+ * while the channel is empty and open.  A send to a process waiting here
+ * may put the message into 'msg' before this call returns; until the
+ * process runs, the message still counts as in the channel (kpn_chan_fill,
+ * and a run that stops meanwhile).  KPN_EOF once the channel is closed
+ * and drained, and on every later call; 'msg' is untouched then.
  * KPN_EINVAL: 'c' or 'msg' NULL.  KPN_EPERM: the caller is not the
  * channel's reader (or not a process). */
 kpn_status kpn_recv(kpn_chan *c, void *msg);

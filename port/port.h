@@ -18,11 +18,12 @@
 
 /* Opaque to the core.  The core carves 'kpn_port_ctx_size()' bytes for
  * each context from the user's arena, aligned to 16 bytes, and never
- * looks inside. */
+ * looks inside (a process's context is rounded up to 16 bytes with a
+ * word of the core's own after it). */
 typedef struct kpn_port_ctx kpn_port_ctx;
 
-/* Bytes one context needs: a multiple of 16, at least 16.  Constant for a
- * build; the core asks once per carve. */
+/* Bytes one context needs: at least a pointer's.  Constant for a build;
+ * the core asks once per carve. */
 size_t kpn_port_ctx_size(void);
 
 /* Prepare 'ctx' so that the first 'kpn_port_switch(x, ctx)' calls

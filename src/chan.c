@@ -561,6 +561,17 @@ static KPNI_INLINE kpn_status take(kpn_chan *c, void *msg, size_t *rd)
     return received_one(c, c->reader, rd, rd[KPNI_RD_RECEIVED], rpos);
 }
 
+/* The reader, woken with its message in hand (hand_over, below): count
+ * it received, and release a writer that the channel, full while the
+ * message counted as in it, has blocked meanwhile. */
+static KPNI_INLINE kpn_status handed(kpn_chan *c)
+{
+    size_t *rd = KPNI_RD(c);
+
+    KPNI_STORE_REL(&rd[KPNI_RD_RECEIVED], rd[KPNI_RD_RECEIVED] + 1);
+    return release(c->reader, c->writer, c, KPN_PROC_BLOCKED_WRITE);
+}
+
 /* Whether the reader, looking at 'sent' again, finds the ring empty. */
 static KPNI_INLINE int looks_empty(kpn_chan *c)
 {
@@ -587,8 +598,12 @@ static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg, int empty)
                     break;
                 return KPN_EOF;
             }
+            if (!KPN_COMPACT)
+                KPNI_MAILBOX(c->reader) = msg;
             kpni_sched_block(c->reader, KPN_PROC_BLOCKED_READ, c);
             KPNI_OPAQUE(c);
+            if (!KPN_COMPACT && KPNI_MAILBOX(c->reader) == NULL)
+                return handed(c);
             if (!looks_empty(c))
                 break;
         }
@@ -617,6 +632,51 @@ static KPNI_NOINLINE kpn_status get_wait(kpn_chan *c, void *msg)
     return recv_whole(c, msg, 1);
 }
 
+/* A send whose reader waits on 'c' with the ring empty, the two on one
+ * runner with no other running (no lock, no crossing): put the message
+ * straight where the reader's receive wants it (its mailbox), publish
+ * it, and wake the reader, which returns without taking anything out of
+ * the ring (recv_whole, handed).  The message counts as in the channel
+ * until the reader runs and counts it received, as one in the ring
+ * would: the fill, what a further send finds room for, what the
+ * resolver and kpn_report see, and a run that stops before the reader
+ * runs again, are as if it were in the ring.  The ring's positions stay
+ * where they were, so the next message goes where the reader will look
+ * for it.  (Nothing grows the ring meanwhile: only a channel whose
+ * reader is blocked can be on a deadlock's cycle or behind one.)
+ * The writer's copy of 'received' equal to 'sent' says the ring is empty
+ * whatever the history (the copy never runs ahead of the count), and a
+ * reader blocked on 'c' has stored its mailbox.  0 if not for this send:
+ * the caller goes on as for any other. */
+static KPNI_INLINE int hand_over(kpn_chan *c, kpn_proc *self, kpn_proc *reader, size_t sent,
+                                 const void *msg)
+{
+    if (KPNI_MT(self->runner) || KPNI_CROSS(c) || KPNI_LOAD(&reader->wait) != c ||
+        SEEN_RECEIVED(c) != sent || !copy_small(KPNI_MAILBOX(reader), msg, c->msg_size))
+        return 0;
+    /* the reader's copy of 'sent' ('sent' itself where its words are on
+     * the writer's line) must not lag its count once it counts this */
+    KPNI_STORE(&KPNI_RD(c)[KPNI_RD_SENT], sent + 1);
+    KPNI_STORE_REL(&c->sent, sent + 1);
+    self->runner->messages++;
+    KPNI_MAILBOX(reader) = NULL;
+    kpni_sched_ready_by(self->runner, reader, self);
+    return 1;
+}
+
+/* A send, its checks made, to a reader blocked on some channel: out of
+ * line, so that the fast path, which then knows the reader is not
+ * waiting, releases nobody on a channel that does not cross. */
+static KPNI_NOINLINE kpn_status put_waiting(kpn_chan *c, const void *msg, kpn_proc *self,
+                                            kpn_proc *reader, size_t sent)
+{
+    if (hand_over(c, self, reader, sent, msg))
+        return KPN_OK;
+    if (sent - LOOK_RECEIVED(c) >= c->cap)
+        return put_wait(c, msg);
+    return put_msg(c, msg);
+}
+
 /* The common case of a send: room in the ring, the caller the writer.
  * The reader's state is loaded once, for both the exit check and the
  * release: where the two ends share a runner nothing can block the
@@ -635,6 +695,8 @@ static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
      * reader has usually taken the message since the copy was made */
     if (KPNI_UNLIKELY(!is_running(self) || c->closed || state == KPN_PROC_EXITED))
         return put_slow(c, msg);
+    if (state == KPN_PROC_BLOCKED_READ)
+        return put_waiting(c, msg, self, reader, sent);
     if (KPNI_UNLIKELY(sent - SEEN_RECEIVED(c) >= c->cap && sent - LOOK_RECEIVED(c) >= c->cap))
         return put_wait(c, msg);
     wpos = NEXT_WPOS(c);

@@ -1085,6 +1085,20 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
  * the struct; 'r' is any runner of its net. */
 #define KPNI_CTX(r, p) ((kpn_port_ctx *)(void *)((unsigned char *)(p) - (r)->ctx_off))
 
+/* The bytes between a process's stack and its record: the port's
+ * context and, in the hosted layout, the mailbox, a word of the core's
+ * own right below the record, rounded up to KPNI_ALIGN.  With the amd64
+ * port's 8-byte context that is the 16 bytes the context alone took, so
+ * the mailbox costs no byte and lies on the record's first line. */
+#define KPNI_CTX_ROOM() kpni_align_up(kpn_port_ctx_size() + (KPN_COMPACT ? 0 : sizeof(void *)))
+
+/* A read-blocked process's mailbox: where its receive wants the message
+ * (chan.c, recv_whole), and NULL once a writer on its runner has put one
+ * there and woken it (chan.c, hand_over), so that it returns at once
+ * instead of looking at the channel again and taking the message out of
+ * the ring. */
+#define KPNI_MAILBOX(p) (((void **)(void *)(p))[-1])
+
 /* A process woken to run on the waker's runner: start loading the first
  * channel it writes (the head of 'outs').  A process that waited to read
  * usually sends next, and unless the net is small that channel's line is

@@ -150,7 +150,7 @@ static kpni_runner *make_runners(kpni_arena *arena, kpn_net *net, const kpn_conf
         r->mt = cfg->runners > 1;
         r->slow_reads = r->mt;
         r->rng = 2654435761u * (i + 1) | 1u;
-        r->ctx_off = kpni_align_up(kpn_port_ctx_size());
+        r->ctx_off = KPNI_CTX_ROOM();
         r->host = kpni_arena_carve(arena, kpn_port_ctx_size());
         if (r->host == NULL)
             return NULL;

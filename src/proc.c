@@ -68,7 +68,7 @@ static size_t name_length(const char *s)
 static size_t block_size(size_t stack, size_t name_len, size_t stagger)
 {
     size_t fixed = TOP_SLACK + GUARD_OUTSIDE + stagger +
-                   kpni_align_up(kpn_port_ctx_size()) + kpni_align_up(sizeof(kpn_proc));
+                   KPNI_CTX_ROOM() + kpni_align_up(sizeof(kpn_proc));
     size_t limit = (size_t)-1 - fixed - 2 * KPNI_ALIGN;
 
     if (stack > limit || name_len > limit - kpni_align_up(stack))
@@ -85,7 +85,7 @@ size_t kpn_size_proc(size_t stack_size, size_t name_len)
  * right below the struct. */
 kpn_port_ctx *kpni_proc_ctx(const kpn_proc *p)
 {
-    return (kpn_port_ctx *)(void *)((uintptr_t)p - kpni_align_up(kpn_port_ctx_size()));
+    return (kpn_port_ctx *)(void *)((uintptr_t)p - KPNI_CTX_ROOM());
 }
 
 /* A process's first instruction.  It also starts loading its guard
@@ -164,7 +164,7 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
     kpni_memset(block, GUARD_FILL, KPN_STACK_GUARD);
     if (net->cfg.stack_fill)
         kpni_memset(block + KPN_STACK_GUARD, STACK_FILL, stack - GUARD_INSIDE);
-    p = (kpn_proc *)(void *)(top + kpni_align_up(kpn_port_ctx_size()));
+    p = (kpn_proc *)(void *)(top + KPNI_CTX_ROOM());
 
     kpni_memset(p, 0, sizeof *p);
     p->magic = KPNI_PROC_MAGIC;
@@ -230,7 +230,7 @@ KPNI_TAG_READ int kpni_proc_live(const kpn_net *net, const kpn_proc *p)
     return p != NULL && p->magic == KPNI_PROC_MAGIC &&
            (!KPN_NAME_COPY || p->name == (const char *)p + kpni_align_up(sizeof *p)) &&
            /* in integers: a damaged pointer may be anything, NULL too */
-           (uintptr_t)p->stack_lo + p->stack_size + kpni_align_up(kpn_port_ctx_size()) ==
+           (uintptr_t)p->stack_lo + p->stack_size + KPNI_CTX_ROOM() ==
                (uintptr_t)p &&
 #if !KPN_COMPACT
            p->seal == kpni_seal(p, p->net) && kpni_net_valid(p->net) &&

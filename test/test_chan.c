@@ -476,6 +476,68 @@ void test_send_to_an_exited_reader_succeeds_and_is_counted(void)
     TEST_ASSERT_EQUAL_UINT64(4, st.messages);
 }
 
+/* A send to a reader that waits on the channel puts the message where
+ * the receive wants it (chan.c, hand_over), but the message counts as in
+ * the channel until the reader runs: the fill, and the room a further
+ * send finds, are those of a message in the ring.  The reader blocks
+ * first; the writer then sends 1 (to the waiting reader), 2 (into the
+ * ring: the channel then holds its capacity) and 3, which blocks until
+ * the reader has taken 1 and 2. */
+struct waited {
+    kpn_chan *c;
+    kpn_proc *reader;
+    kpn_proc_state reader_state; /* as the writer starts */
+    size_t fill[3];              /* after each send */
+    int got[4], n;
+    kpn_status end;
+};
+
+static void waited_writer(void *arg)
+{
+    struct waited *w = arg;
+    kpn_proc_stats ps;
+    int v;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(w->reader, &ps));
+    w->reader_state = ps.state;
+    for (v = 1; v <= 3; ++v) {
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_send(w->c, &v));
+        w->fill[v - 1] = kpn_chan_fill(w->c);
+    }
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_close(w->c));
+}
+
+static void waited_reader(void *arg)
+{
+    struct waited *w = arg;
+    int v;
+
+    while (w->n < 4 && (w->end = kpn_recv(w->c, &v)) == KPN_OK)
+        w->got[w->n++] = v;
+}
+
+void test_a_message_sent_to_a_waiting_reader_is_in_the_channel_until_it_runs(void)
+{
+    static struct waited w;
+    static const int want[] = {1, 2, 3};
+    kpn_proc *wp;
+
+    memset(&w, 0, sizeof w);
+    w.reader = spawn(waited_reader, &w);
+    wp = spawn(waited_writer, &w);
+    w.c = connect(wp, w.reader, sizeof(int), 2);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_READ, w.reader_state);
+    TEST_ASSERT_EQUAL_size_t(1, w.fill[0]);
+    TEST_ASSERT_EQUAL_size_t(2, w.fill[1]); /* full: 3 waits for the reader */
+    TEST_ASSERT_EQUAL_size_t(1, w.fill[2]);
+    TEST_ASSERT_EQUAL_INT(3, w.n);
+    TEST_ASSERT_EQUAL_INT_ARRAY(want, w.got, 3);
+    TEST_ASSERT_EQUAL_INT(KPN_EOF, w.end);
+    TEST_ASSERT_EQUAL_size_t(2, kpn_chan_capacity(w.c));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_chan_fill(w.c));
+}
+
 /* ------------------------------------------------------------ 1:1 */
 
 static kpn_chan *perm_chan;

@@ -1958,11 +1958,10 @@ void test_a_net_stopped_alone_leaves_its_queue_for_kpn_proc_pin(void)
     memset(mv_got, 0, sizeof mv_got);
 
     TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
-    for (z = 0; z < 3; ++z) { /* woken, not yet run */
+    for (z = 0; z < 3; ++z) { /* woken, not yet run: the message counts as in the channel */
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(zp[z], &ps));
         TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, ps.state);
         TEST_ASSERT_EQUAL_size_t(1, kpn_chan_fill(qz[z]));
-        TEST_ASSERT_EQUAL_INT(0, qz_got[z]);
     }
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(zp[1], 2));
 
