@@ -672,7 +672,7 @@ static KPNI_NOINLINE kpn_status put_waiting(kpn_chan *c, const void *msg, kpn_pr
 {
     if (hand_over(c, self, reader, sent, msg))
         return KPN_OK;
-    if (sent - LOOK_RECEIVED(c) >= c->cap)
+    if (sent - SEEN_RECEIVED(c) >= c->cap && sent - LOOK_RECEIVED(c) >= c->cap)
         return put_wait(c, msg);
     return put_msg(c, msg);
 }
