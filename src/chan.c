@@ -632,8 +632,8 @@ static KPNI_NOINLINE kpn_status get_wait(kpn_chan *c, void *msg)
     return recv_whole(c, msg, 1);
 }
 
-/* A send whose reader waits on 'c' with the ring empty, the two on one
- * runner with no other running (no lock, no crossing): put the message
+/* A send whose reader waits on 'c' with the ring empty, where one thread
+ * runs the net (put_fast makes sure) and 'c' does not cross: put the message
  * straight where the reader's receive wants it (its mailbox), publish
  * it, and wake the reader, which returns without taking anything out of
  * the ring (recv_whole, handed).  The message counts as in the channel
@@ -666,8 +666,7 @@ static KPNI_INLINE int hand_over(kpn_chan *c, kpn_proc *self, kpn_proc *reader, 
 
 /* A send, its checks made, to a reader blocked on some channel, where
  * one thread runs the net (one runner, or a solo one): out of line, so
- * that the fast path, which then knows the reader is not waiting,
- * releases nobody on a channel that does not cross.  Several runners
+ * that the hand-over's tests cost the fast path one.  Several runners
  * keep the fast path as it was: with this path for them too, a cycle
  * across two busy runners, run under valgrind (one thread at a time),
  * went on only once both ran out of work, where it had gone on at the
