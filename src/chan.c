@@ -632,6 +632,14 @@ static KPNI_NOINLINE kpn_status get_wait(kpn_chan *c, void *msg)
     return recv_whole(c, msg, 1);
 }
 
+/* Whether the writer, about to send its message number 'sent', finds
+ * the ring full.  A copy that says full is looked at again: in a small
+ * ring the reader has usually taken the message since it was made. */
+static KPNI_INLINE int looks_full(kpn_chan *c, size_t sent)
+{
+    return sent - SEEN_RECEIVED(c) >= c->cap && sent - LOOK_RECEIVED(c) >= c->cap;
+}
+
 /* A send whose reader waits on 'c' with the ring empty, where one thread
  * runs the net (put_fast makes sure) and 'c' does not cross: put the message
  * straight where the reader's receive wants it (its mailbox), publish
@@ -666,7 +674,7 @@ static KPNI_INLINE int hand_over(kpn_chan *c, kpn_proc *self, kpn_proc *reader, 
 
 /* A send, its checks made, to a reader blocked on some channel, where
  * one thread runs the net (one runner, or a solo one): out of line, so
- * that the hand-over's tests cost the fast path one.  Several runners
+ * that the fast path pays one test for the hand-over.  Several runners
  * keep the fast path as it was: with this path for them too, a cycle
  * across two busy runners, run under valgrind (one thread at a time),
  * went on only once both ran out of work, where it had gone on at the
@@ -678,7 +686,7 @@ static KPNI_NOINLINE kpn_status put_waiting(kpn_chan *c, const void *msg, kpn_pr
 {
     if (hand_over(c, self, reader, sent, msg))
         return KPN_OK;
-    if (sent - SEEN_RECEIVED(c) >= c->cap && sent - LOOK_RECEIVED(c) >= c->cap)
+    if (looks_full(c, sent))
         return put_wait(c, msg);
     return put_msg(c, msg);
 }
@@ -697,13 +705,11 @@ static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
     if (KPN_COMPACT) /* small memories: one copy of the send, not two */
         return put_slow(c, msg);
     state = KPNI_LOAD(&reader->state);
-    /* a copy that says full is looked at again here: in a small ring the
-     * reader has usually taken the message since the copy was made */
     if (KPNI_UNLIKELY(!is_running(self) || c->closed || state == KPN_PROC_EXITED))
         return put_slow(c, msg);
     if (state == KPN_PROC_BLOCKED_READ && !KPNI_MT(self->runner))
         return put_waiting(c, msg, self, reader, sent);
-    if (KPNI_UNLIKELY(sent - SEEN_RECEIVED(c) >= c->cap && sent - LOOK_RECEIVED(c) >= c->cap))
+    if (KPNI_UNLIKELY(looks_full(c, sent)))
         return put_wait(c, msg);
     wpos = NEXT_WPOS(c);
     if (!copy_small(c->ring + c->wpos, msg, c->msg_size))
