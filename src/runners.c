@@ -545,7 +545,8 @@ static void wake_missed(kpni_runner *r)
  * a runner takes every lock for a walk (one that finds its runner's
  * notes full, or comes to a cycle), at a runner's first block once it
  * has switched KPNI_WALKS_AFTER times since its first note (block_any),
- * and as soon as any runner runs out of work (kpni_runners_idle): a
+ * and as soon as a runner that runs out of work finds some put off
+ * (kpni_runners_idle, which reads the counts without their locks): a
  * cycle that spans runners often leaves one of them nothing to run.
  *
  * Nothing is missed, only found later.  A walk made late is the walk the
@@ -573,7 +574,8 @@ int kpni_runners_put_off(kpni_runner *r, kpn_proc *self)
         return 0;
     if (r->nwalks == 0)
         r->walks_since = r->switches;
-    r->walks[r->nwalks++] = self;
+    r->walks[r->nwalks] = self;
+    KPNI_STORE(&r->nwalks, r->nwalks + 1); /* read without r's lock: kpni_runners_idle */
     return 1;
 }
 
@@ -589,7 +591,9 @@ void kpni_runners_walk_put_off(kpni_runner *r)
         kpni_runner *of = &net->runners[i];
 
         while (of->nwalks != 0 && KPNI_LOAD(&net->halt) == KPN_OK) {
-            kpn_proc *p = of->walks[--of->nwalks];
+            kpn_proc *p = of->walks[of->nwalks - 1];
+
+            KPNI_STORE(&of->nwalks, of->nwalks - 1);
 
             if (kpni_proc_blocked(p) && !p->dead)
                 kpni_resolve_parked(r, p);
@@ -698,6 +702,21 @@ uint64_t kpni_learn_want(uint64_t ns, unsigned grain_ns, uint64_t sent, uint64_t
     return want;
 }
 
+/* Whether learn_due may find learning due, from what learn_due looks
+ * at first: the words r writes itself and those written only under
+ * every lock, so that a holder of r's lock alone may ask
+ * (kpni_runners_idle).  0 says learn_due would say 0 too. */
+static int learn_may_be_due(const kpni_runner *r)
+{
+    const kpn_net *net = r->net;
+    uint64_t sent = r->messages - r->run_messages, stolen = r->steals - r->run_steals;
+
+    if (net->cfg.policy != KPN_POLICY_WS || net->cfg.learn == 0 || KPN_COMPACT || sent == 0 ||
+        sent < net->learn_at || net->trial == KPNI_TRIAL_DROPPED)
+        return 0;
+    return net->learnt != 0 || (stolen >= LEARN_MIN && stolen >= sent / net->cfg.learn);
+}
+
 /* The grain is the asking runner's own messages in this run, or the
  * net's for each CPU the runners share (net->parts), whichever is finer:
  * runners beyond the CPUs take turns on them, and a runner that waited
@@ -712,14 +731,9 @@ static int learn_due(kpni_runner *r)
     uint64_t sent = r->messages - r->run_messages, stolen = r->steals - r->run_steals, want;
     unsigned grain = net->cfg.learn_grain_ns;
 
-    if (net->cfg.policy != KPN_POLICY_WS || net->cfg.learn == 0 || KPN_COMPACT || sent == 0 ||
-        sent < net->learn_at || net->trial == KPNI_TRIAL_DROPPED)
+    if (!learn_may_be_due(r))
         return 0;
-    if (net->learnt != 0)
-        return 1;
-    if (stolen < LEARN_MIN || stolen < sent / net->cfg.learn)
-        return 0;
-    if (grain == 0)
+    if (net->learnt != 0 || grain == 0)
         return 1;
     want = kpni_learn_want(kpn_port_clock_ns() - net->run_began, grain, sent, stolen);
     if (want <= sent)
@@ -968,6 +982,38 @@ void kpni_runners_window(kpni_runner *r)
     }
 }
 
+/* A trial under way, whose steps an idle runner takes (kpni_trial_step) */
+#define TRIAL_OPEN(net) ((net)->trial == KPNI_TRIAL_BASE || (net)->trial == KPNI_TRIAL_ON || \
+                         (net)->trial == KPNI_TRIAL_HALF)
+
+/* Holding r's lock, nothing ready on r: whether r may say it is idle
+ * holding that lock alone, having nothing to do under every lock: no
+ * walks put off on any runner, no trial step or learning due, no other
+ * runner's queue to look at for a process to steal (work stealing
+ * before a placement is learnt: stealable), the run going on.  Each end
+ * of a hand-off between two runners runs dry at every hop, and taking
+ * every lock there would take the partner's, which the partner's own
+ * blocks and wakes need, at every hop.  Another runner's walks are
+ * counted without its lock: one put off just now is made at that
+ * runner's bound or when it runs dry, as any walk put off may be
+ * ("Walks put off").  Whether the others are all idle is asked after r
+ * counts itself (kpni_runners_idle). */
+static int idle_alone(const kpni_runner *r)
+{
+    const kpn_net *net = r->net;
+    unsigned i;
+
+    if (r->head != NULL || (net->cfg.policy == KPN_POLICY_WS && net->learnt == 0) ||
+        TRIAL_OPEN(net) || learn_may_be_due(r) ||
+        (net->learnt != 0 && r->pulled != net->learnt) || KPNI_LOAD(&net->done) ||
+        KPNI_LOAD(&net->halt) != KPN_OK)
+        return 0;
+    for (i = 0; i < net->nrunners; ++i)
+        if (KPNI_LOAD(&net->runners[i].nwalks) != 0)
+            return 0;
+    return 1;
+}
+
 /* Nothing is ready here (r's lock held).  If another runner is busy,
  * spin, then sleep until woken, and return 1 with r's lock held again
  * (the caller looks again); if every other runner is idle too, return 0
@@ -977,10 +1023,21 @@ int kpni_runners_idle(kpni_runner *r)
     kpn_net *net = r->net;
     int spin, spinning = KPNI_SPINNING;
 
+    /* Counted first: of two runners that do this at once, the second
+     * finds them all idle, takes the long way below, and finds the net
+     * at rest there.  A waker takes r's lock, so none sees r counted but
+     * not yet spinning (a halt's, which takes none, may, as below). */
+    if (idle_alone(r)) {
+        if (__atomic_add_fetch(&net->idle, 1u, __ATOMIC_RELAXED) < net->nrunners) {
+            __atomic_store_n(&r->sleeping, KPNI_SPINNING, __ATOMIC_RELEASE);
+            kpni_unlock(r);
+            goto spin;
+        }
+        __atomic_fetch_sub(&net->idle, 1u, __ATOMIC_RELAXED);
+    }
     kpni_lock_up(r);
     kpni_runners_walk_put_off(r);
-    if (net->trial == KPNI_TRIAL_BASE || net->trial == KPNI_TRIAL_ON ||
-        net->trial == KPNI_TRIAL_HALF || (net->trial == KPNI_TRIAL_NONE && learn_due(r)))
+    if (TRIAL_OPEN(net) || (net->trial == KPNI_TRIAL_NONE && learn_due(r)))
         kpni_trial_step(r, kpn_port_clock_ns());
     if (net->learnt != 0 && learn_due(r))
         learn(r);
@@ -1001,6 +1058,7 @@ int kpni_runners_idle(kpni_runner *r)
     __atomic_fetch_add(&net->idle, 1u, __ATOMIC_RELAXED);
     __atomic_store_n(&r->sleeping, KPNI_SPINNING, __ATOMIC_RELEASE);
     kpni_unlock_all(r);
+spin:
     for (spin = 1; spin <= KPNI_IDLE_SPINS && KPNI_LOAD(&r->sleeping); ++spin) {
         cpu_relax();
         if (spin % 128 == 0) {
