@@ -707,6 +707,69 @@ void test_a_walk_put_off_is_made_within_its_bound_while_its_runner_stays_busy(vo
     }
 }
 
+/* Two runners that run dry at about the same moment, each with nothing
+ * to do under every lock (no walks put off, no placement to learn under
+ * KPN_POLICY_STATIC): each counts itself idle under its own lock alone
+ * (runners.c, idle_alone), and whichever counts last must still find the
+ * net at rest, or the run never ends.  A and B, one on each runner,
+ * trade 50 messages and return; or each waits first to read from the
+ * other, a true deadlock found at rest.  Many runs, so that the two
+ * runners often run dry together. */
+static struct duo trade_a, trade_b;
+
+static void trade_ping(void *arg)
+{
+    struct duo *d = arg;
+    long i, v;
+
+    for (i = 0; i < 50 && kpn_send(d->out, &i) == KPN_OK && kpn_recv(d->in, &v) == KPN_OK &&
+                v == i;
+         ++i)
+        d->got[0]++;
+}
+
+static void trade_pong(void *arg)
+{
+    struct duo *d = arg;
+    long v;
+
+    while (kpn_recv(d->in, &v) == KPN_OK && kpn_send(d->out, &v) == KPN_OK)
+        d->got[0]++;
+}
+
+static void trade_reads_first(void *arg)
+{
+    struct duo *d = arg;
+    long v;
+
+    if (kpn_recv(d->in, &v) == KPN_OK)
+        d->got[0]++;
+}
+
+void test_two_runners_that_run_dry_together_find_the_net_at_rest(void)
+{
+    kpn_proc *pa, *pb;
+    kpn_stats st;
+    int run, deadlock;
+
+    for (run = 0; run < 400; ++run) {
+        deadlock = run % 2;
+        init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+        trade_a.got[0] = trade_b.got[0] = 0;
+        pa = spawn_on("A", deadlock ? trade_reads_first : trade_ping, &trade_a, 0);
+        pb = spawn_on("B", deadlock ? trade_reads_first : trade_pong, &trade_b, 1);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &trade_a.out, pa, pb, sizeof(long), 1));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &trade_b.out, pb, pa, sizeof(long), 1));
+        trade_a.in = trade_b.out;
+        trade_b.in = trade_a.out;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+        TEST_ASSERT_EQUAL_INT(deadlock ? 0 : 50, trade_a.got[0]);
+        TEST_ASSERT_EQUAL_INT(deadlock ? 0 : 50, trade_b.got[0]);
+        TEST_ASSERT_EQUAL_UINT64(deadlock ? 1u : 0u, st.true_deadlocks);
+    }
+}
+
 /* A walk put off that has gone stale, its process woken since, is made
  * when that process blocks again: here on a read from its own channel,
  * a true deadlock of one process, whose walk takes every lock and makes
