@@ -284,6 +284,11 @@ void kpni_runners_mark(kpn_net *net)
 
 #endif
 
+/* Work stealing with no placement learnt: processes move between the
+ * runners by steals, and a runner with nothing to run looks at the
+ * others' queues. */
+#define STEALING(net) ((net)->cfg.policy == KPN_POLICY_WS && (net)->learnt == 0)
+
 /* An idle runner first spins ('sleeping' KPNI_SPINNING), then commits to
  * its semaphore (KPNI_ASLEEP).  Waking a runner that still spins is a
  * store it sees; only one that committed costs a post, a system call. */
@@ -359,7 +364,7 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
         kpni_queue_push_front(t, p);
     if (KPNI_LOAD(&t->sleeping) != KPNI_AWAKE) {
         wake_runner(net, t);
-    } else if (net->cfg.policy == KPN_POLICY_WS && net->learnt == 0 && KPNI_LOAD(&net->idle) > 0) {
+    } else if (STEALING(net) && KPNI_LOAD(&net->idle) > 0) {
         /* 'p' alone in the queue may not be taken yet (takeable): a
          * runner that spins looks for it itself, and only one that
          * sleeps is worth a system call; not one that came back
@@ -422,7 +427,7 @@ kpn_proc *kpni_runners_steal(kpni_runner *r)
     kpn_net *net = r->net;
     unsigned tries;
 
-    if (net->cfg.policy != KPN_POLICY_WS || net->learnt != 0)
+    if (!STEALING(net))
         return NULL;
     for (tries = 0; tries + 1 < net->nrunners; ++tries) {
         kpni_runner *v;
@@ -457,7 +462,7 @@ static int stealable(kpni_runner *r)
     const kpn_net *net = r->net;
     unsigned i;
 
-    if (net->cfg.policy != KPN_POLICY_WS || net->learnt != 0)
+    if (!STEALING(net))
         return 0;
     for (i = 0; i < net->nrunners; ++i)
         if (i != r->index && takeable(r, &net->runners[i], 0) != NULL)
@@ -1003,7 +1008,7 @@ static int idle_alone(const kpni_runner *r)
     const kpn_net *net = r->net;
     unsigned i;
 
-    if (r->head != NULL || (net->cfg.policy == KPN_POLICY_WS && net->learnt == 0) ||
+    if (r->head != NULL || STEALING(net) ||
         TRIAL_OPEN(net) || learn_may_be_due(r) ||
         (net->learnt != 0 && r->pulled != net->learnt) || KPNI_LOAD(&net->done) ||
         KPNI_LOAD(&net->halt) != KPN_OK)
