@@ -1129,7 +1129,7 @@ static inline void kpni_wake_rule(kpni_runner *waker, kpn_proc *p, kpn_proc *by)
 {
     if (waker->resolve) {
         KPNI_NWAITERS_ADD(waker, by, -1);
-        if (by->watched && (KPNI_MT(waker) || KPNI_SOLO(waker) || p->nwaiters != 0))
+        if (by->watched && (KPNI_MT(waker) || p->nwaiters != 0))
             p->watched = 1;
     }
 }

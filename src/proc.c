@@ -404,7 +404,7 @@ int kpni_proc_waited_on(const kpn_proc *p)
 #else
     const kpn_chan *c;
 
-    if (p->net->nrunners == 1)
+    if (p->net->nrunners == 1 || KPNI_SOLO(p->runner))
         return p->nwaiters != 0;
     for (c = p->outs; c != NULL; c = c->next_out)
         if (blocked_on(c->reader, c, KPN_PROC_BLOCKED_READ))

@@ -1143,6 +1143,28 @@ static void relink(kpni_runner *r)
         p->prev_ready = prev;
 }
 
+/* Count afresh, for each process, the processes blocked waiting on it
+ * (kpni_proc_waits_for), as one runner keeps the count at every block
+ * and wake.  Several runners keep none (KPNI_NWAITERS_ADD), so a runner
+ * about to go solo finds the counts as they stood when the net last ran
+ * on one thread; it keeps them from here on, and a marked process that
+ * read-blocks asks its count, not its channels, whether it must walk
+ * (kpni_proc_waited_on).  Trusted stale, a count too low would let a
+ * read-block that closes a cycle skip its walk.  Every other runner is
+ * dormant and every live process on r: nothing moves meanwhile. */
+static void count_waiters(kpn_net *net)
+{
+    kpn_proc *p;
+
+    if (net->outside != NULL) /* the writer of every input, on no list */
+        net->outside->nwaiters = 0;
+    for (p = net->procs; p != NULL; p = p->next)
+        p->nwaiters = 0;
+    for (p = net->procs; p != NULL; p = p->next)
+        if (p->state == KPN_PROC_BLOCKED_READ || p->state == KPN_PROC_BLOCKED_WRITE)
+            kpni_proc_waits_for(p)->nwaiters++;
+}
+
 /* Holding r's lock, in block_any: go solo if r may (and then let go of
  * the lock, returning 1). */
 int kpni_runners_solo(kpni_runner *r)
@@ -1187,6 +1209,8 @@ int kpni_runners_solo(kpni_runner *r)
     for (c = net->chans; c != NULL; c = c->next)
         if (KPNI_LOAD(&c->cross))
             kpni_chan_ask_looks(c);
+    if (r->resolve)
+        count_waiters(net);
     r->solo = 1;
     r->solos++;
     KPNI_STORE(&net->solo, 1);

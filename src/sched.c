@@ -403,7 +403,7 @@ void kpni_sched_block_read(kpn_proc *self, kpn_chan *on)
     int resolve = r->resolve; /* once: the stores below may alias it */
 
     if (KPNI_SLOW_READS(r) || (resolve && self->watched)) {
-        if (KPN_COMPACT || KPNI_SLOW_READS(r) || KPNI_SOLO(r))
+        if (KPN_COMPACT || KPNI_SLOW_READS(r) || (KPNI_SOLO(r) && !KPNI_ONE_PART(r->net)))
             block_any(self, KPN_PROC_BLOCKED_READ, on);
         else
             block_walks(self, KPN_PROC_BLOCKED_READ, on);

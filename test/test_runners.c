@@ -2058,15 +2058,44 @@ void test_a_net_stopped_alone_leaves_its_queue_for_kpn_proc_pin(void)
 #define SOLO_RING 16
 #define SOLO_TOKENS 4
 #define SOLO_LAPS_MAX (SLOW ? 200000 : 2000000)
+#define SOLO_COUNT_LAPS 100
 static kpn_chan *solo_ch[SOLO_RING];
 static long solo_got[SOLO_RING];
 static long solo_laps, solo_shared_laps;
-static int solo_seen, solo_overflow;
-static kpn_proc *solo_head;
+static int solo_seen, solo_overflow, solo_count, solo_counts_checked, solo_counts_wrong;
+static int solo_blocked_seen;
+static kpn_proc *solo_head, *solo_procs[SOLO_RING];
 
 static int net_is_solo(void)
 {
     return __atomic_load_n(&net->solo, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* From the head, while its runner is solo (nothing else runs): does each
+ * process's count of the processes waiting on it match the processes
+ * blocked on one of its channels? */
+static void check_solo_counts(void)
+{
+    int i, j, blocked = 0;
+
+    for (i = 0; i < SOLO_RING; ++i) {
+        unsigned want = 0;
+
+        for (j = 0; j < SOLO_RING; ++j) {
+            const kpn_proc *q = solo_procs[j];
+
+            if ((q->state == KPN_PROC_BLOCKED_READ || q->state == KPN_PROC_BLOCKED_WRITE) &&
+                kpni_proc_waits_for(q) == solo_procs[i])
+                want++;
+        }
+        if (solo_procs[i]->state == KPN_PROC_BLOCKED_READ)
+            blocked++;
+        if (solo_procs[i]->nwaiters != want)
+            solo_counts_wrong++;
+    }
+    if (blocked > solo_blocked_seen)
+        solo_blocked_seen = blocked;
+    solo_counts_checked++;
 }
 
 static void solo_head_fn(void *arg)
@@ -2078,6 +2107,17 @@ static void solo_head_fn(void *arg)
         kpn_recv(solo_ch[SOLO_RING - 1], &t);
         solo_got[0]++;
         solo_seen = net_is_solo();
+    }
+    if (solo_count && solo_seen) {
+        /* as the runner went solo, and after laps of blocks and wakes */
+        check_solo_counts();
+        for (i = 0; i < SOLO_COUNT_LAPS; ++i, ++solo_laps) {
+            kpn_send(solo_ch[0], &t);
+            kpn_recv(solo_ch[SOLO_RING - 1], &t);
+            solo_got[0]++;
+        }
+        if (net_is_solo())
+            check_solo_counts();
     }
     if (solo_overflow) {
         kpn_proc_stats ps;
@@ -2135,6 +2175,9 @@ static void solo_ring(int overflow, long shared_laps)
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &solo_ch[i], p[i], p[(i + 1) % SOLO_RING],
                                                   sizeof(long), 1));
     solo_head = p[0];
+    memcpy(solo_procs, p, sizeof solo_procs);
+    solo_count = 0;
+    solo_counts_checked = solo_counts_wrong = solo_blocked_seen = 0;
     solo_overflow = overflow;
     solo_shared_laps = shared_laps;
     solo_seen = 0;
@@ -2159,6 +2202,31 @@ void test_a_ring_with_one_token_goes_solo_and_shares_again_losing_nothing(void)
         TEST_ASSERT_EQUAL_INT64(solo_laps + SOLO_TOKENS * 50, solo_got[i]);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
     TEST_ASSERT_EQUAL_UINT(SOLO_RING, st.procs_exited);
+}
+
+/* Blocks and wakes on several runners keep no count of the processes
+ * waiting on each (KPNI_NWAITERS_ADD), so the counts a runner finds as it
+ * goes solo are stale; it counts afresh, and keeps them as one runner
+ * does from then on.  A marked process that read-blocks while solo
+ * walks only if its count says someone waits on it: a count too low
+ * would let a read-block that closes a cycle skip its walk.  Checked
+ * from the head as soon as it sees the runner solo, every other process
+ * blocked reading, and again after laps of blocks and wakes. */
+void test_a_runner_that_goes_solo_counts_the_waiters_afresh(void)
+{
+    long i;
+
+    if (!runners_run_at_once())
+        TEST_IGNORE_MESSAGE("the two runners take turns here");
+    solo_ring(0, 5);
+    solo_count = 1;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_TRUE_MESSAGE(solo_seen, "no runner went solo");
+    TEST_ASSERT_EQUAL_INT(2, solo_counts_checked);
+    TEST_ASSERT_EQUAL_INT(SOLO_RING - 1, solo_blocked_seen);
+    TEST_ASSERT_EQUAL_INT(0, solo_counts_wrong);
+    for (i = 0; i < SOLO_RING; ++i)
+        TEST_ASSERT_EQUAL_INT64(solo_laps + SOLO_TOKENS * 5, solo_got[i]);
 }
 
 /* A halt while a runner is solo wakes the sleeping one, which waits for
