@@ -27,8 +27,8 @@
  *
  *  - Stale marks: a chain that ends at X holds a process waiting on X.
  *    So a process nobody waits on takes no mark as it is woken, where the
- *    count below says so (one thread runs the net and has all along; a
- *    solo runner's counts were not kept while it shared).  And a marked
+ *    count below says so (one thread runs the net: one runner, or a solo
+ *    runner, which counted afresh as it went solo).  And a marked
  *    process that read-blocks while nobody waits on it, one thread
  *    running the net, drops its mark: it ends no chain, and blocked it
  *    ends none.  Kept for good, a mark handed down a stream sent every
