@@ -865,16 +865,23 @@ size_t kpn_chan_fill(const kpn_chan *c)
     return kpni_chan_valid(c) ? (size_t)(KPNI_LOAD(&c->sent) - KPNI_LOAD(&KPNI_RECEIVED(c))) : 0;
 }
 
-/* Between runs, nothing running: whether the two ends of 'c' may run at
- * once, and the reader's words moved to the line that wants them (the
- * struct's picture).  An input's writer runs outside the net, so its
- * reader keeps its words on its own line whatever the runners. */
-void kpni_chan_set_cross(kpn_chan *c, int cross)
+/* Nothing running but the caller, which uses 'c' only through its
+ * macros: the reader's words moved to the reader's own line ('own') or
+ * to the writer's (the struct's picture).  An input's writer runs
+ * outside the net, so its reader keeps its words on its own line
+ * whatever the runners.  Every read of them after a block finds them
+ * afresh through 'rd_off' (recv_whole, wait_room), so a process parked
+ * in a send or a receive sees them moved.  Moved to the reader's line,
+ * the word on the writer's line that held the reader's position becomes
+ * the word a look at the reader asks (KPNI_WAITING): asked, so that a
+ * channel that starts crossing has its messages look until its reader
+ * runs. */
+void kpni_chan_lay(kpn_chan *c, int own)
 {
 #if KPNI_CHAN_LINES
     size_t *from = KPNI_RD(c), *to;
-    unsigned char off = (unsigned char)(cross || c->input ? offsetof(kpn_chan, rpos)
-                                                          : offsetof(kpn_chan, near_rpos));
+    unsigned char off = (unsigned char)(own || c->input ? offsetof(kpn_chan, rpos)
+                                                        : offsetof(kpn_chan, near_rpos));
 
     /* written only when it moves: an input's producer may be offering
      * from another thread already, and its words never move */
@@ -884,9 +891,21 @@ void kpni_chan_set_cross(kpn_chan *c, int cross)
         to[KPNI_RD_POS] = from[KPNI_RD_POS];
         to[KPNI_RD_RECEIVED] = from[KPNI_RD_RECEIVED];
         to[KPNI_RD_SENT] = c->sent;
+        if (own)
+            kpni_chan_ask_looks(c);
     }
+#else
+    (void)c;
+    (void)own;
+#endif
+}
+
+/* Between runs, nothing running: whether the two ends of 'c' may run at
+ * once, and the reader's words on the line that wants them. */
+void kpni_chan_set_cross(kpn_chan *c, int cross)
+{
+    kpni_chan_lay(c, cross);
     if (cross)
         kpni_chan_ask_looks(c);
-#endif
     KPNI_STORE(&c->cross, (unsigned char)(cross != 0));
 }

@@ -1258,6 +1258,7 @@ int kpni_chan_sane(const kpn_net *net, const kpn_chan *c);
 kpn_status kpni_chan_grow(kpn_chan *c);
 int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why);
 void kpni_chan_set_cross(kpn_chan *c, int cross);
+void kpni_chan_lay(kpn_chan *c, int own);
 void kpni_chan_flush(kpn_proc *self, int end);
 void kpni_chan_look(kpn_proc *self, kpn_chan *c, kpn_proc_state why);
 void kpni_chan_waiting(kpn_chan *c, kpn_proc_state why);

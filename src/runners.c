@@ -1205,10 +1205,15 @@ int kpni_runners_solo(kpni_runner *r)
         }
     /* Blocks while solo set no word (KPNI_WAITING): a crossing channel's
      * messages and flushes after r shares again look all the same, until
-     * the end they look for runs again. */
+     * the end they look for runs again.  Every other channel has both
+     * ends here, run by one thread, and keeps its reader's words on its
+     * writer's line until r shares again, as on one runner: a hop misses
+     * one line fewer. */
     for (c = net->chans; c != NULL; c = c->next)
         if (KPNI_LOAD(&c->cross))
             kpni_chan_ask_looks(c);
+        else
+            kpni_chan_lay(c, 0);
     if (r->resolve)
         count_waiters(net);
     r->solo = 1;
@@ -1226,8 +1231,14 @@ int kpni_runners_solo(kpni_runner *r)
 void kpni_runners_unsolo(kpni_runner *r, int share)
 {
     kpn_net *net = r->net;
+    kpn_chan *c;
     unsigned i;
 
+    /* under work stealing a move may start any channel crossing while
+     * its other end runs, so every reader's words go back to its own
+     * line before another runner runs anything */
+    for (c = net->chans; c != NULL; c = c->next)
+        kpni_chan_lay(c, 1);
     relink(r);
     r->mt = 1;
     r->slow_reads = 1;

@@ -2063,7 +2063,7 @@ static kpn_chan *solo_ch[SOLO_RING];
 static long solo_got[SOLO_RING];
 static long solo_laps, solo_shared_laps;
 static int solo_seen, solo_overflow, solo_count, solo_counts_checked, solo_counts_wrong;
-static int solo_blocked_seen;
+static int solo_blocked_seen, solo_far;
 static kpn_proc *solo_head, *solo_procs[SOLO_RING];
 
 static int net_is_solo(void)
@@ -2092,6 +2092,8 @@ static void check_solo_counts(void)
             blocked++;
         if (solo_procs[i]->nwaiters != want)
             solo_counts_wrong++;
+        if (solo_ch[i]->rd_off != offsetof(kpn_chan, near_rpos))
+            solo_far++;
     }
     if (blocked > solo_blocked_seen)
         solo_blocked_seen = blocked;
@@ -2177,7 +2179,7 @@ static void solo_ring(int overflow, long shared_laps)
     solo_head = p[0];
     memcpy(solo_procs, p, sizeof solo_procs);
     solo_count = 0;
-    solo_counts_checked = solo_counts_wrong = solo_blocked_seen = 0;
+    solo_counts_checked = solo_counts_wrong = solo_blocked_seen = solo_far = 0;
     solo_overflow = overflow;
     solo_shared_laps = shared_laps;
     solo_seen = 0;
@@ -2227,6 +2229,30 @@ void test_a_runner_that_goes_solo_counts_the_waiters_afresh(void)
     TEST_ASSERT_EQUAL_INT(0, solo_counts_wrong);
     for (i = 0; i < SOLO_RING; ++i)
         TEST_ASSERT_EQUAL_INT64(solo_laps + SOLO_TOKENS * 5, solo_got[i]);
+}
+
+/* A solo runner runs both ends of every channel that does not cross, so
+ * each keeps its reader's words on its writer's line, as on one runner;
+ * they go back to the reader's own line before another runner runs
+ * anything, since a move may then start the channel crossing while its
+ * other end runs.  Checked from the head while solo (with the counts
+ * above, in the same ring), and after the run, which ends shared. */
+void test_a_solo_runner_keeps_the_readers_words_on_the_writers_line_until_it_shares(void)
+{
+    long i;
+
+    if (!runners_run_at_once())
+        TEST_IGNORE_MESSAGE("the two runners take turns here");
+    solo_ring(0, 5);
+    solo_count = 1;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_TRUE_MESSAGE(solo_seen, "no runner went solo");
+    TEST_ASSERT_EQUAL_INT(2, solo_counts_checked);
+    TEST_ASSERT_EQUAL_INT(0, solo_far);
+    for (i = 0; i < SOLO_RING; ++i) {
+        TEST_ASSERT_EQUAL_UINT(offsetof(kpn_chan, rpos), solo_ch[i]->rd_off);
+        TEST_ASSERT_EQUAL_INT64(solo_laps + SOLO_TOKENS * 5, solo_got[i]);
+    }
 }
 
 /* A halt while a runner is solo wakes the sleeping one, which waits for
