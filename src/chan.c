@@ -865,17 +865,16 @@ size_t kpn_chan_fill(const kpn_chan *c)
     return kpni_chan_valid(c) ? (size_t)(KPNI_LOAD(&c->sent) - KPNI_LOAD(&KPNI_RECEIVED(c))) : 0;
 }
 
-/* Nothing running but the caller, which uses 'c' only through its
- * macros: the reader's words moved to the reader's own line ('own') or
- * to the writer's (the struct's picture).  An input's writer runs
- * outside the net, so its reader keeps its words on its own line
- * whatever the runners.  Every read of them after a block finds them
- * afresh through 'rd_off' (recv_whole, wait_room), so a process parked
- * in a send or a receive sees them moved.  Moved to the reader's line,
- * the word on the writer's line that held the reader's position becomes
- * the word a look at the reader asks (KPNI_WAITING): asked, so that a
- * channel that starts crossing has its messages look until its reader
- * runs. */
+/* The reader's words moved to the reader's own line ('own') or to the
+ * writer's (the struct's picture), by the one thread that runs the net:
+ * between runs, or a runner going solo or sharing again.  A process
+ * parked in a send or a receive finds them afresh through 'rd_off' after
+ * its block (recv_whole, wait_room).  An input's writer runs outside the
+ * net, so its reader keeps its words on its own line whatever the
+ * runners.  Moved to the reader's line, the word on the writer's line
+ * that held the reader's position becomes the word a look at the reader
+ * asks (KPNI_WAITING): set, so that a channel that starts crossing has
+ * its messages look until its reader runs. */
 void kpni_chan_lay(kpn_chan *c, int own)
 {
 #if KPNI_CHAN_LINES
