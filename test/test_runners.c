@@ -2206,6 +2206,20 @@ void test_a_ring_with_one_token_goes_solo_and_shares_again_losing_nothing(void)
     TEST_ASSERT_EQUAL_UINT(SOLO_RING, st.procs_exited);
 }
 
+/* The ring run with the head's checks while solo (check_solo_counts). */
+static void run_checked_solo_ring(void)
+{
+    long i;
+
+    solo_ring(0, 5);
+    solo_count = 1;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_TRUE_MESSAGE(solo_seen, "no runner went solo");
+    TEST_ASSERT_EQUAL_INT(2, solo_counts_checked);
+    for (i = 0; i < SOLO_RING; ++i)
+        TEST_ASSERT_EQUAL_INT64(solo_laps + SOLO_TOKENS * 5, solo_got[i]);
+}
+
 /* Blocks and wakes on several runners keep no count of the processes
  * waiting on each (KPNI_NWAITERS_ADD), so the counts a runner finds as it
  * goes solo are stale; it counts afresh, and keeps them as one runner
@@ -2216,19 +2230,11 @@ void test_a_ring_with_one_token_goes_solo_and_shares_again_losing_nothing(void)
  * blocked reading, and again after laps of blocks and wakes. */
 void test_a_runner_that_goes_solo_counts_the_waiters_afresh(void)
 {
-    long i;
-
     if (!runners_run_at_once())
         TEST_IGNORE_MESSAGE("the two runners take turns here");
-    solo_ring(0, 5);
-    solo_count = 1;
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
-    TEST_ASSERT_TRUE_MESSAGE(solo_seen, "no runner went solo");
-    TEST_ASSERT_EQUAL_INT(2, solo_counts_checked);
+    run_checked_solo_ring();
     TEST_ASSERT_EQUAL_INT(SOLO_RING - 1, solo_blocked_seen);
     TEST_ASSERT_EQUAL_INT(0, solo_counts_wrong);
-    for (i = 0; i < SOLO_RING; ++i)
-        TEST_ASSERT_EQUAL_INT64(solo_laps + SOLO_TOKENS * 5, solo_got[i]);
 }
 
 /* A solo runner runs both ends of every channel that does not cross, so
@@ -2243,16 +2249,10 @@ void test_a_solo_runner_keeps_the_readers_words_on_the_writers_line_until_it_sha
 
     if (!runners_run_at_once())
         TEST_IGNORE_MESSAGE("the two runners take turns here");
-    solo_ring(0, 5);
-    solo_count = 1;
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
-    TEST_ASSERT_TRUE_MESSAGE(solo_seen, "no runner went solo");
-    TEST_ASSERT_EQUAL_INT(2, solo_counts_checked);
+    run_checked_solo_ring();
     TEST_ASSERT_EQUAL_INT(0, solo_far);
-    for (i = 0; i < SOLO_RING; ++i) {
+    for (i = 0; i < SOLO_RING; ++i)
         TEST_ASSERT_EQUAL_UINT(offsetof(kpn_chan, rpos), solo_ch[i]->rd_off);
-        TEST_ASSERT_EQUAL_INT64(solo_laps + SOLO_TOKENS * 5, solo_got[i]);
-    }
 }
 
 /* A halt while a runner is solo wakes the sleeping one, which waits for
