@@ -2073,7 +2073,8 @@ static int net_is_solo(void)
 
 /* From the head, while its runner is solo (nothing else runs): does each
  * process's count of the processes waiting on it match the processes
- * blocked on one of its channels? */
+ * blocked on one of its channels, and are the reader's words of each
+ * channel on its writer's line? */
 static void check_solo_counts(void)
 {
     int i, j, blocked = 0;
