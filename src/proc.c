@@ -311,19 +311,30 @@ int kpni_proc_guard_intact(const kpn_proc *p)
     return diff == 0;
 }
 
+/* The high-water mark: the stack's bytes above the lowest one that no
+ * longer holds the fill.  A word at a time where the stack is aligned for
+ * it (kpn_spawn aligns it to KPNI_ALIGN), then the bytes of the word that
+ * differs.  The peaks of 16 384 processes of 8 KiB (bench/aes) are
+ * 128 MiB to read: 25 ms a word at a time, 88 ms a byte at a time. */
 static size_t stack_peak(const kpn_proc *p)
 {
-    size_t untouched = 0;
+    const unsigned char *lo = p->stack_lo;
+    const uintptr_t fill = (uintptr_t)0xa5a5a5a5a5a5a5a5ull; /* STACK_FILL's */
+    size_t untouched = 0, n = p->stack_size;
 
     if (!p->net->cfg.stack_fill)
         return 0; /* nothing to measure against */
 
     /* memcheck calls what lies below a stack pointer inaccessible; the
      * fill pattern written there at spawn is what this scan looks for */
-    KPNI_VG_ADDRESSABLE(p->stack_lo, p->stack_size);
-    while (untouched < p->stack_size && p->stack_lo[untouched] == STACK_FILL)
+    KPNI_VG_ADDRESSABLE(lo, n);
+    if ((uintptr_t)lo % sizeof fill == 0)
+        while (n - untouched >= sizeof fill &&
+               *(const uintptr_t *)(const void *)(lo + untouched) == fill)
+            untouched += sizeof fill;
+    while (untouched < n && lo[untouched] == STACK_FILL)
         ++untouched;
-    return p->stack_size - untouched;
+    return n - untouched;
 }
 
 /* Whether 'q' is blocked on 'c' for 'why', that is, waits for the other

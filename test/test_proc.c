@@ -257,6 +257,35 @@ void test_stack_high_water_mark_tracks_use(void)
     TEST_ASSERT_LESS_THAN(3000, ls.stack_peak);
 }
 
+/* The mark is exact to the byte: one byte changed at each of these depths
+ * from the stack's low end, in a process that has not run (its start-up
+ * frame lies at the top), makes the peak everything above it, whether
+ * the byte starts a word, ends one or lies inside. */
+void test_stack_high_water_mark_is_exact_to_the_byte(void)
+{
+    static const size_t at[] = {0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 1001, 2048};
+    kpn_proc *p;
+    kpn_proc_stats ps;
+    unsigned char *lo;
+    size_t k, top;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(p, &ps));
+    top = ps.stack_peak; /* the start-up frame alone */
+    TEST_ASSERT_GREATER_THAN(0, top);
+    TEST_ASSERT_LESS_THAN(256, top);
+    lo = (unsigned char *)(uintptr_t)ps.stack_base;
+    for (k = 0; k < sizeof at / sizeof at[0]; ++k) {
+        TEST_ASSERT_EQUAL_HEX8(0xa5, lo[at[k]]); /* the fill */
+        lo[at[k]] = 0xa4;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(p, &ps));
+        TEST_ASSERT_EQUAL_size_t(ps.stack_size - at[k], ps.stack_peak);
+        lo[at[k]] = 0xa5;
+    }
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(p, &ps));
+    TEST_ASSERT_EQUAL_size_t(top, ps.stack_peak);
+}
+
 /* With cfg.stack_fill 0 kpn_spawn leaves the stack's bytes as they were:
  * the process runs all the same, and no peak is reported. */
 void test_without_stack_fill_a_stack_keeps_its_bytes_and_reports_no_peak(void)
