@@ -589,7 +589,11 @@ struct kpn_proc {
     uint32_t nwaiters;         /* blocked processes waiting on this one */
     kpn_chan *wait;            /* channel it is blocked on (wait-for edge) */
     kpn_proc *next_ready;      /* run queue link; see KPNI_PARKED_AT */
+#if KPN_COMPACT
     uint64_t switches;
+#else
+    kpn_proc *after;           /* the process it last woke (KPNI_PREFETCH_AFTER) */
+#endif
     kpni_runner *runner;       /* running it, or last ran it, or queued on */
     unsigned char *stack_lo;   /* lowest usable byte; guard band below */
     /* the rest */
@@ -615,6 +619,10 @@ struct kpn_proc {
     kpn_proc *next;            /* all processes, spawn order */
 #if !KPN_COMPACT
     kpn_proc *prev;            /* spawn order backwards (kpn_net_fault's blame) */
+    /* Counted at every dispatch, on the line of 'outs', which a wake of
+     * the process reads anyway (KPNI_PREFETCH_OUT), so that the first
+     * line keeps room for 'after'. */
+    uint64_t switches;
     kpn_chan *outs, *ins;      /* channels it writes / reads */
 #endif
     void (*fn)(void *);
@@ -1110,13 +1118,31 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
  * only to read it (KPNI_PREFETCH_OUT_SHARED): the channel's reader may
  * run on another core, and taking the line from it early made the
  * two-runner pipeline no faster, where a shared copy leaves the pipeline
- * as it was.  The compact build keeps no 'outs'. */
+ * as it was.
+ *
+ * On one runner the wake also starts loading the first line of the
+ * process 'p' woke the last time it ran ('after'), and the line of that
+ * one's 'outs'.  'p' most likely wakes the same one again, a hop from
+ * now, and that wake reads both (the state, and the channel to prefetch);
+ * loaded only then, they were most of what a hop of the 10 000-process
+ * ring, whose lines lie beyond the core's own caches, waited on.  The
+ * wake notes whom it woke, for the next time, in 'by' (the other end of
+ * the channel that releases 'p': the waker, or a process that the
+ * resolver or an exit stands in for, a wrong guess that costs a line).
+ * Several runners neither ask nor note: the process woken next may be
+ * on another core.  The compact build keeps neither 'outs' nor 'after'. */
 #if KPN_COMPACT
 #define KPNI_PREFETCH_OUT(p) ((void)(p))
 #define KPNI_PREFETCH_OUT_SHARED(p) ((void)(p))
+#define KPNI_PREFETCH_AFTER(p) ((void)(p))
+#define KPNI_NOTE_AFTER(by, p) ((void)(by), (void)(p))
 #else
 #define KPNI_PREFETCH_OUT(p) KPNI_PREFETCH_W((p)->outs)
 #define KPNI_PREFETCH_OUT_SHARED(p) KPNI_PREFETCH((p)->outs)
+#define KPNI_PREFETCH_AFTER(p)                                                                 \
+    (KPNI_PREFETCH_W((p)->after),                                                              \
+     KPNI_PREFETCH_W((uintptr_t)(p)->after + offsetof(kpn_proc, outs)))
+#define KPNI_NOTE_AFTER(by, p) ((by)->after = (p))
 #endif
 
 /* The resolver's half of a wake: 'by' releases 'p', which waited on it,
@@ -1163,6 +1189,8 @@ static inline void kpni_sched_ready_by(kpni_runner *waker, kpn_proc *p, kpn_proc
         return;
     }
     KPNI_PREFETCH_OUT(p);
+    KPNI_PREFETCH_AFTER(p);
+    KPNI_NOTE_AFTER(by, p);
     KPNI_STORE(&p->state, KPN_PROC_READY);
     KPNI_STORE(&p->wait, (kpn_chan *)NULL);
     p->next_ready = NULL;

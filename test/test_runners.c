@@ -2187,6 +2187,63 @@ static void solo_ring(int overflow, long shared_laps)
     memset(solo_got, 0, sizeof solo_got);
 }
 
+/* One runner: a wake notes in the waker whom it woke (kpn_proc.after),
+ * so that the waker's own next wake starts loading that one's lines
+ * (KPNI_PREFETCH_AFTER).  After laps of a ring with one token each
+ * process names the one after it, checked from the head with every
+ * other process blocked. */
+#define AFTER_RING 6
+static kpn_chan *after_ch[AFTER_RING];
+static kpn_proc *after_procs[AFTER_RING];
+static int after_wrong, after_checked;
+
+static void after_head(void *arg)
+{
+    long t = 0, lap, i;
+    (void)arg;
+    for (lap = 0; lap < 3; ++lap) {
+        kpn_send(after_ch[0], &t);
+        kpn_recv(after_ch[AFTER_RING - 1], &t);
+    }
+#if !KPN_COMPACT
+    for (i = 0; i < AFTER_RING; ++i)
+        after_wrong += after_procs[i]->after != after_procs[(i + 1) % AFTER_RING];
+#else
+    (void)i;
+#endif
+    after_checked = 1;
+    kpn_close(after_ch[0]);
+}
+
+static void after_forward(void *arg)
+{
+    long i = (long)(intptr_t)arg, t;
+    while (kpn_recv(after_ch[i - 1], &t) == KPN_OK)
+        kpn_send(after_ch[i], &t);
+    kpn_close(after_ch[i]);
+}
+
+void test_on_one_runner_a_wake_notes_whom_the_waker_woke(void)
+{
+    long i;
+
+    if (KPN_COMPACT)
+        TEST_IGNORE_MESSAGE("the compact layout keeps no note");
+    init(1, KPN_POLICY_WS, KPN_WAKE_WAKER);
+    for (i = 0; i < AFTER_RING; ++i)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &after_procs[i], "ring",
+                                                i == 0 ? after_head : after_forward,
+                                                (void *)(intptr_t)i, STACK));
+    for (i = 0; i < AFTER_RING; ++i)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &after_ch[i], after_procs[i],
+                                                  after_procs[(i + 1) % AFTER_RING],
+                                                  sizeof(long), 1));
+    after_wrong = after_checked = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(1, after_checked);
+    TEST_ASSERT_EQUAL_INT(0, after_wrong);
+}
+
 void test_a_ring_with_one_token_goes_solo_and_shares_again_losing_nothing(void)
 {
     kpn_stats st;
