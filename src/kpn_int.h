@@ -1120,17 +1120,18 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
  * two-runner pipeline no faster, where a shared copy leaves the pipeline
  * as it was.
  *
- * On one runner the wake also starts loading the first line of the
- * process 'p' woke the last time it ran ('after'), and the line of that
- * one's 'outs'.  'p' most likely wakes the same one again, a hop from
- * now, and that wake reads both (the state, and the channel to prefetch);
- * loaded only then, they were most of what a hop of the 10 000-process
- * ring, whose lines lie beyond the core's own caches, waited on.  The
- * wake notes whom it woke, for the next time, in 'by' (the other end of
- * the channel that releases 'p': the waker, or a process that the
- * resolver or an exit stands in for, a wrong guess that costs a line).
- * Several runners neither ask nor note: the process woken next may be
- * on another core.  The compact build keeps neither 'outs' nor 'after'. */
+ * On one runner, or a solo one, the wake also starts loading the first
+ * line of the process 'p' woke the last time it ran ('after'), and the
+ * line of that one's 'outs'.  'p' most likely wakes the same one again,
+ * a hop from now, and that wake reads both (the state, and the channel
+ * to prefetch); loaded only then, they were about two fifths of what a
+ * hop of the 10 000-process ring, whose lines lie beyond the core's own
+ * caches, waited on.  The wake notes whom it woke, for the next time,
+ * in 'by' (the other end of the channel that releases 'p': the waker,
+ * or a process that the resolver or an exit stands in for, a wrong
+ * guess that costs a line).  Several runners sharing the net neither
+ * ask nor note: the process woken next may be on another core.  The
+ * compact build keeps neither 'outs' nor 'after'. */
 #if KPN_COMPACT
 #define KPNI_PREFETCH_OUT(p) ((void)(p))
 #define KPNI_PREFETCH_OUT_SHARED(p) ((void)(p))
