@@ -6,7 +6,10 @@
 # set-up (spawning, filling stacks, the first pass through cold memory)
 # cancels.  "D1 lines" are cachegrind's simulated L1 data misses (reads
 # and writes): a 1000-process ring's working set does not fit in L1, so
-# every line a hop needs is, to a good approximation, a miss.
+# every line a hop needs is, to a good approximation, a miss.  Valgrind
+# drops prefetch instructions, and with them a load whose value only
+# gives a prefetch its address, so a line a hop reads only for that is
+# not counted.
 #
 # Usage: tools/bench/hop_cost.sh [RING_BINARY] [PROCS] [TRIPS_LO] [TRIPS_HI]
 # defaults: build/amd64/bench/ring 1000 100 600
