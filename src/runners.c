@@ -1161,7 +1161,7 @@ static void count_waiters(kpn_net *net)
     for (p = net->procs; p != NULL; p = p->next)
         p->nwaiters = 0;
     for (p = net->procs; p != NULL; p = p->next)
-        if (p->state == KPN_PROC_BLOCKED_READ || p->state == KPN_PROC_BLOCKED_WRITE)
+        if (kpni_proc_blocked(p))
             kpni_proc_waits_for(p)->nwaiters++;
 }
 
