@@ -319,7 +319,7 @@ int kpni_proc_guard_intact(const kpn_proc *p)
 static size_t stack_peak(const kpn_proc *p)
 {
     const unsigned char *lo = p->stack_lo;
-    const uintptr_t fill = (uintptr_t)0xa5a5a5a5a5a5a5a5ull; /* STACK_FILL's */
+    const uintptr_t fill = (uintptr_t)-1 / 0xffu * STACK_FILL; /* in every byte */
     size_t untouched = 0, n = p->stack_size;
 
     if (!p->net->cfg.stack_fill)
