@@ -589,6 +589,8 @@ static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg, int empty)
 {
     if (empty || looks_empty(c)) {
         for (;;) {
+            kpn_proc *self = c->reader;
+
             /* The writer may send its last message and close between
              * the look at 'sent' and this load (another runner):
              * 'closed' is published after that message, so look at
@@ -599,8 +601,8 @@ static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg, int empty)
                 return KPN_EOF;
             }
             if (!KPN_COMPACT)
-                KPNI_MAILBOX(c->reader) = msg;
-            kpni_sched_block(c->reader, KPN_PROC_BLOCKED_READ, c);
+                KPNI_MAILBOX(self) = msg;
+            kpni_sched_block(self, KPN_PROC_BLOCKED_READ, c);
             KPNI_OPAQUE(c);
             if (!KPN_COMPACT && KPNI_MAILBOX(c->reader) == NULL)
                 return handed(c);
@@ -641,23 +643,22 @@ static KPNI_INLINE int looks_full(kpn_chan *c, size_t sent)
 }
 
 /* A send whose reader waits on 'c' with the ring empty, where one thread
- * runs the net (put_fast makes sure) and 'c' does not cross: put the message
- * straight where the reader's receive wants it (its mailbox), publish
- * it, and wake the reader, which returns without taking anything out of
- * the ring (recv_whole, handed).  The message counts as in the channel
- * until the reader runs and counts it received, as one in the ring
- * would: the fill, what a further send finds room for, what the
- * resolver and kpn_report see, and a run that stops before the reader
- * runs again, are as if it were in the ring.  The ring's positions stay
- * where they were, so the next message goes where the reader will look
- * for it.  (Nothing grows the ring meanwhile: only a channel whose
- * reader is blocked can be on a deadlock's cycle or behind one.)
- * The writer's copy of 'received' equal to 'sent' says the ring is empty
- * whatever the history (the copy never runs ahead of the count), and a
- * reader blocked on 'c' has stored its mailbox.  0 if not for this send:
- * the caller goes on as for any other. */
-static KPNI_INLINE int hand_over(kpn_chan *c, kpn_proc *self, kpn_proc *reader, size_t sent,
-                                 const void *msg)
+ * runs the net (put_waiting makes sure) and 'c' does not cross: put the
+ * message straight where the reader's receive wants it (its mailbox),
+ * publish it, and wake the reader, which returns without taking anything out
+ * of the ring (recv_whole, handed).  The message counts as in the channel
+ * until the reader runs and counts it received, as one in the ring would:
+ * the fill, what a further send finds room for, what the resolver and
+ * kpn_report see, and a run that stops before the reader runs again, are as
+ * if it were in the ring.  The ring's positions stay where they were, so the
+ * next message goes where the reader will look for it.  (Nothing grows the
+ * ring meanwhile: only a channel whose reader is blocked can be on a
+ * deadlock's cycle or behind one.)  The writer's copy of 'received' equal to
+ * 'sent' says the ring is empty whatever the history (the copy never runs
+ * ahead of the count), and a reader blocked on 'c' has stored its mailbox.
+ * 0 if not for this send: the caller goes on as for any other. */
+static KPNI_INLINE int hand_over(kpn_chan *c, kpni_runner *r, kpn_proc *self, kpn_proc *reader,
+                                 size_t sent, const void *msg)
 {
     if (KPNI_CROSS(c) || KPNI_LOAD(&reader->wait) != c ||
         SEEN_RECEIVED(c) != sent || !copy_small(KPNI_MAILBOX(reader), msg, c->msg_size))
@@ -666,19 +667,19 @@ static KPNI_INLINE int hand_over(kpn_chan *c, kpn_proc *self, kpn_proc *reader, 
      * the writer's line) must not lag its count once it counts this */
     KPNI_STORE(&KPNI_RD(c)[KPNI_RD_SENT], sent + 1);
     KPNI_STORE_REL(&c->sent, sent + 1);
-    self->runner->messages++;
+    r->messages++;
     KPNI_MAILBOX(reader) = NULL;
-    kpni_sched_ready_by(self->runner, reader, self);
+    kpni_sched_ready_as(r, reader, self, 0);
     return 1;
 }
 
 /* A send, its checks made, to a reader blocked on some channel, where
  * one thread runs the net (one runner, or a solo one): out of line, so
  * that the fast path pays one test for the hand-over.  Several runners
- * keep the fast path as it was: with this path for them too, a cycle
- * across two busy runners, run under memcheck (one thread at a time),
- * went on only once both ran out of work, where it had gone on at the
- * bound on walks put off
+ * keep the fast path as it is: with this path for them too (with the
+ * hand-over or without it), a cycle across two busy runners, run under
+ * memcheck (one thread at a time), went on only once both ran out of
+ * work, where it goes on at the bound on walks put off
  * (test_a_walk_put_off_is_made_within_its_bound_while_its_runner_stays_busy).
  * Each runner made its walks at its bound in its own switches; but
  * memcheck's scheduler let one runner make a few thousand switches while
@@ -688,7 +689,7 @@ static KPNI_INLINE int hand_over(kpn_chan *c, kpn_proc *self, kpn_proc *reader, 
 static KPNI_NOINLINE kpn_status put_waiting(kpn_chan *c, const void *msg, kpn_proc *self,
                                             kpn_proc *reader, size_t sent)
 {
-    if (hand_over(c, self, reader, sent, msg))
+    if (hand_over(c, self->runner, self, reader, sent, msg))
         return KPN_OK;
     if (looks_full(c, sent))
         return put_wait(c, msg);

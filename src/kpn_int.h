@@ -866,12 +866,14 @@ enum { KPNI_WRITES, KPNI_READS };
  * read.  The compact layout has no channel
  * lists to look along, and keeps the count, atomically. */
 #if KPN_COMPACT
-#define KPNI_NWAITERS_ADD(r, p, d)                                                        \
-    (KPNI_MT(r) ? (void)__atomic_fetch_add(&(p)->nwaiters, (uint32_t)(d), __ATOMIC_RELAXED) \
-                : (void)((p)->nwaiters += (uint32_t)(d)))
+#define KPNI_NWAITERS_ADD_AS(mt, p, d)                                                  \
+    ((mt) ? (void)__atomic_fetch_add(&(p)->nwaiters, (uint32_t)(d), __ATOMIC_RELAXED) \
+          : (void)((p)->nwaiters += (uint32_t)(d)))
 #else
-#define KPNI_NWAITERS_ADD(r, p, d) (KPNI_MT(r) ? (void)0 : (void)((p)->nwaiters += (uint32_t)(d)))
+#define KPNI_NWAITERS_ADD_AS(mt, p, d) ((mt) ? (void)0 : (void)((p)->nwaiters += (uint32_t)(d)))
 #endif
+/* (_AS: for a caller that has read KPNI_MT(r) already, as 'mt') */
+#define KPNI_NWAITERS_ADD(r, p, d) KPNI_NWAITERS_ADD_AS(KPNI_MT(r), p, d)
 #define KPNI_UNFENCED(p, end) ((p)->unfenced[end])
 #define KPNI_SET_UNFENCED(p, end, c) ((p)->unfenced[end] = (c))
 #define KPNI_SOLO(r) ((r)->solo)
@@ -978,6 +980,7 @@ static inline unsigned kpni_runners_placed(const kpn_net *net)
 #define KPNI_FORGET_FLIPS(r) ((void)(r))
 #define KPNI_UNFLIPS(r) 0u
 #define KPNI_NWAITERS_ADD(r, p, d) ((void)(r), (void)((p)->nwaiters += (uint32_t)(d)))
+#define KPNI_NWAITERS_ADD_AS(mt, p, d) ((void)(mt), (void)((p)->nwaiters += (uint32_t)(d)))
 #define KPNI_UNFENCED(p, end) ((void)(p), (void)(end), (kpn_chan *)NULL)
 #define KPNI_SET_UNFENCED(p, end, c) ((void)(p), (void)(end), (void)(c))
 #define KPNI_SOLO(r) 0
@@ -1152,13 +1155,18 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
  * inherits the watch (docs/resolver.md, the wake rule).  Where the
  * counts are kept they say whether a chain runs through 'p' at all
  * (resolve.c, "Stale marks"). */
-static inline void kpni_wake_rule(kpni_runner *waker, kpn_proc *p, kpn_proc *by)
+static inline void kpni_wake_rule_as(kpni_runner *waker, kpn_proc *p, kpn_proc *by, int mt)
 {
     if (waker->resolve) {
-        KPNI_NWAITERS_ADD(waker, by, -1);
-        if (by->watched && (KPNI_MT(waker) || p->nwaiters != 0))
+        KPNI_NWAITERS_ADD_AS(mt, by, -1);
+        if (by->watched && (mt || p->nwaiters != 0))
             p->watched = 1;
     }
+}
+
+static inline void kpni_wake_rule(kpni_runner *waker, kpn_proc *p, kpn_proc *by)
+{
+    kpni_wake_rule_as(waker, p, by, KPNI_MT(waker));
 }
 
 /* Make 'p' ready; 'waker' is the runner doing it.  Inline: every send
@@ -1175,16 +1183,15 @@ static inline void kpni_wake_rule(kpni_runner *waker, kpn_proc *p, kpn_proc *by)
  *
  * One runner: the back of the queue, so processes run in the order they
  * became ready.  Several: kpni_sched_ready_mt, under the lock of p's runner.
- * 'p' is blocked (every caller has checked); kpni_sched_ready_by is the
- * same for a caller that knows whom it waits for, 'by': the other end of
- * a channel releasing it. */
-static inline void kpni_sched_ready_by(kpni_runner *waker, kpn_proc *p, kpn_proc *by)
+ * 'p' is blocked (every caller has checked), and waits for 'by', the
+ * other end of the channel releasing it; 'mt' is KPNI_MT(waker), for a
+ * caller that has read it already (a send's hand-over, in chan.c).
+ * kpni_sched_ready_by reads it; kpni_sched_ready also finds 'by'. */
+static inline void kpni_sched_ready_as(kpni_runner *waker, kpn_proc *p, kpn_proc *by, int mt)
 {
-    int mt = KPNI_MT(waker); /* once: the stores below may alias it */
-
     KPNI_PREFETCH(KPNI_PARKED_AT(p) - 64);
     KPNI_PREFETCH(KPNI_PARKED_AT(p));
-    kpni_wake_rule(waker, p, by);
+    kpni_wake_rule_as(waker, p, by, mt);
     if (mt) { /* it reads what p waited for first */
         kpni_sched_ready_mt(waker, p);
         return;
@@ -1200,6 +1207,11 @@ static inline void kpni_sched_ready_by(kpni_runner *waker, kpn_proc *p, kpn_proc
     else
         waker->head = p;
     waker->tail = p;
+}
+
+static inline void kpni_sched_ready_by(kpni_runner *waker, kpn_proc *p, kpn_proc *by)
+{
+    kpni_sched_ready_as(waker, p, by, KPNI_MT(waker));
 }
 
 static inline void kpni_sched_ready(kpni_runner *waker, kpn_proc *p)

@@ -212,10 +212,8 @@ static KPNI_NOINLINE void park_cold(kpn_proc *self, int mt)
  * its registers are saved.  When 'self' resumes in turn, here, it lets
  * go of the lock its resumer took for it; the caller never sees one.
  */
-static KPNI_INLINE void park(kpn_proc *self, int mt)
+static KPNI_INLINE void park(kpni_runner *r, kpn_proc *self, int mt)
 {
-    kpni_runner *r = self->runner;
-
     KPNI_MARK_PARKED(self);
 
     if (KPNI_UNLIKELY(!kpni_proc_guard_ok(self) || KPNI_LOAD(&r->net->input_signal) != 0)) {
@@ -364,10 +362,10 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
      * (resolve.c, "Stale marks"), a ring of 12 processes with 6 tokens
      * took 30 ns a hop with this switch a call, 20 as a tail call. */
     if (!mt) {
-        park(self, 0);
+        park(self->runner, self, 0);
         return;
     }
-    park(self, 1);
+    park(self->runner, self, 1);
 }
 
 /* A block that walks, as block_any makes it where one thread runs the
@@ -385,7 +383,7 @@ static KPNI_NOINLINE void block_walks(kpn_proc *self, kpn_proc_state why, kpn_ch
         self->watched = 0; /* nobody waits on self: it ends no chain */
     else if (kpni_resolve_block(self))
         return; /* the walk grew 'on' */
-    park(self, 0);
+    park(self->runner, self, 0);
 }
 
 /* The blocks, by kind; kpni_sched_block picks the entry where 'why' is a
@@ -413,7 +411,7 @@ void kpni_sched_block_read(kpn_proc *self, kpn_chan *on)
     KPNI_STORE(&self->state, KPN_PROC_BLOCKED_READ);
     if (resolve) /* kpni_proc_waits_for(self): 'on''s writer */
         on->writer->nwaiters++;
-    park(self, 0);
+    park(r, self, 0);
 }
 
 void kpni_sched_block_write(kpn_proc *self, kpn_chan *on)
@@ -450,7 +448,7 @@ void kpni_sched_exit(kpn_proc *self)
      * this one, made while its lines are likely still at hand. */
     if (!kpni_proc_guard_intact(self))
         overrun(self);
-    park(self, KPNI_MT(r)); /* never resumed: nothing follows the switch */
+    park(self->runner, self, KPNI_MT(r)); /* never resumed: nothing follows the switch */
     KPN_ASSERT(0); /* an exited process is never resumed */
 }
 
