@@ -491,26 +491,43 @@ static KPNI_INLINE kpn_status put_msg(kpn_chan *c, const void *msg)
 /* The caller the writer, its reader not gone: wait while the ring is
  * full ('full': the caller has just seen it so).  0 if the reader exits
  * meanwhile: the caller drops the message.  Each look finds the
- * channel's words afresh, as a receive's wait does (recv_whole). */
-static KPNI_INLINE int wait_room(kpn_chan *c, int full)
+ * channel's words afresh, as a receive's wait does (recv_whole), and
+ * the caller's 'c' and 'msg' are updated to what it finds after the
+ * wait.  'msg' waits in the writer's mailbox, so that only 'c' lives
+ * across it: a process blocked writing is not blocked reading, so no
+ * hand-over changes its mailbox meanwhile. */
+static KPNI_INLINE int wait_room(kpn_chan **cp, const void **msgp, int full)
 {
+    kpn_chan *c = *cp;
+    int room = 1;
+
     for (;;) {
+        kpn_proc *self = c->writer;
+
         if (!full && c->sent - LOOK_RECEIVED(c) < c->cap)
-            return 1;
+            break;
         full = 0;
-        kpni_sched_block(c->writer, KPN_PROC_BLOCKED_WRITE, c);
+        if (!KPN_COMPACT)
+            KPNI_MAILBOX(self) = (void *)(uintptr_t)*msgp;
+        kpni_sched_block(self, KPN_PROC_BLOCKED_WRITE, c);
         KPNI_OPAQUE(c);
-        if (KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED)
-            return 0;
+        if (!KPN_COMPACT)
+            *msgp = KPNI_MAILBOX(c->writer);
+        if (KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED) {
+            room = 0;
+            break;
+        }
     }
+    *cp = c;
+    return room;
 }
 
 /* Where a send blocks: a function of its own, reached straight from the
  * fast path, so that a write-block neither repeats the fast path's
- * checks nor keeps more than 'c' and 'msg' in its frame. */
+ * checks nor keeps more than 'c' in its frame. */
 static KPNI_NOINLINE kpn_status put_wait(kpn_chan *c, const void *msg)
 {
-    if (KPNI_LIKELY(wait_room(c, 1)))
+    if (KPNI_LIKELY(wait_room(&c, &msg, 1)))
         return put_msg(c, msg);
     c->writer->runner->drops++;
     return KPN_OK;
@@ -530,11 +547,11 @@ static KPNI_INLINE kpn_status send_whole(kpn_chan *c, const void *msg)
     /* a small memory keeps one copy of the wait */
     if (!KPN_COMPACT && c->sent - LOOK_RECEIVED(c) >= c->cap)
         return put_wait(c, msg);
-    if (!wait_room(c, 0))
+    if (!wait_room(&c, &msg, 0))
         goto drop;
     return put_msg(c, msg);
 drop:
-    self->runner->drops++;
+    c->writer->runner->drops++;
     return KPN_OK;
 }
 
@@ -583,8 +600,9 @@ static KPNI_INLINE int looks_empty(kpn_chan *c)
 /* A whole receive, on a channel already checked and by its reader;
  * 'empty': the caller has just seen the ring empty.  Each look at 'sent'
  * finds the reader's words afresh: a run may start with them moved, and
- * only 'c' and 'msg' live across the wait (a frame that saves fewer
- * registers is a stack line fewer for every hop that blocks here). */
+ * only 'c' lives across the wait (a frame that saves fewer registers is
+ * a stack line fewer for every hop that blocks here).  'msg' waits in
+ * the mailbox, which only a hand-over changes (to NULL). */
 static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg, int empty)
 {
     if (empty || looks_empty(c)) {
@@ -604,7 +622,7 @@ static KPNI_INLINE kpn_status recv_whole(kpn_chan *c, void *msg, int empty)
                 KPNI_MAILBOX(self) = msg;
             kpni_sched_block(self, KPN_PROC_BLOCKED_READ, c);
             KPNI_OPAQUE(c);
-            if (!KPN_COMPACT && KPNI_MAILBOX(c->reader) == NULL)
+            if (!KPN_COMPACT && (msg = KPNI_MAILBOX(c->reader)) == NULL)
                 return handed(c);
             if (!looks_empty(c))
                 break;
