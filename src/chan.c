@@ -466,7 +466,7 @@ static KPNI_INLINE kpn_status received_one(kpn_chan *c, kpn_proc *self, size_t *
 }
 
 /* Room in the ring, the caller the writer: put the message in.  Any
- * size; out of line, so that a wait's frame keeps only 'c' and 'msg'. */
+ * size; out of line, so that a wait's frame keeps only 'c'. */
 static KPNI_NOINLINE kpn_status put_any(kpn_chan *c, const void *msg)
 {
     size_t sent = c->sent, wpos = NEXT_WPOS(c);
@@ -557,7 +557,7 @@ drop:
 
 /* A message waits at the reader's words 'rd' and the caller is the
  * reader: take it.  Any size; out of line, so that a wait's frame keeps
- * only 'c' and 'msg'. */
+ * only 'c'. */
 static KPNI_NOINLINE kpn_status take_any(kpn_chan *c, void *msg)
 {
     size_t *rd = KPNI_RD(c);

@@ -1107,7 +1107,9 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
  * (chan.c, recv_whole), and NULL once a writer on its runner has put one
  * there and woken it (chan.c, hand_over), so that it returns at once
  * instead of looking at the channel again and taking the message out of
- * the ring. */
+ * the ring.  A write-blocked process's: where its send's message is
+ * (chan.c, wait_room).  Either way the address waits here, not in a
+ * register the wait's frame would save. */
 #define KPNI_MAILBOX(p) (((void **)(void *)(p))[-1])
 
 /* A process woken to run on the waker's runner: start loading the first
