@@ -551,7 +551,7 @@ static KPNI_INLINE kpn_status send_whole(kpn_chan *c, const void *msg)
         goto drop;
     return put_msg(c, msg);
 drop:
-    c->writer->runner->drops++;
+    self->runner->drops++;
     return KPN_OK;
 }
 
