@@ -705,9 +705,9 @@ static KPNI_INLINE int hand_over(kpn_chan *c, kpni_runner *r, kpn_proc *self, kp
  * and the test needs both to go on.  Under callgrind the same build
  * passes: the code changes only where the turns fall. */
 static KPNI_NOINLINE kpn_status put_waiting(kpn_chan *c, const void *msg, kpn_proc *self,
-                                            kpn_proc *reader, size_t sent)
+                                            kpn_proc *reader, size_t sent, kpni_runner *r)
 {
-    if (hand_over(c, self->runner, self, reader, sent, msg))
+    if (hand_over(c, r, self, reader, sent, msg))
         return KPN_OK;
     if (looks_full(c, sent))
         return put_wait(c, msg);
@@ -731,7 +731,7 @@ static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
     if (KPNI_UNLIKELY(!is_running(self) || c->closed || state == KPN_PROC_EXITED))
         return put_slow(c, msg);
     if (state == KPN_PROC_BLOCKED_READ && !KPNI_MT(self->runner))
-        return put_waiting(c, msg, self, reader, sent);
+        return put_waiting(c, msg, self, reader, sent, self->runner);
     if (KPNI_UNLIKELY(looks_full(c, sent)))
         return put_wait(c, msg);
     wpos = NEXT_WPOS(c);
