@@ -113,15 +113,15 @@ void kpni_sched_halt(kpn_net *net, kpn_status why)
         kpni_runners_wake_all(net);
 }
 
-/* Resume the next ready process of 'r', or its host if none is left (or
- * the run must stop).  Ends in the switch, a tail call: see park.  With
- * several runners ('mt') the switch hands r's lock over: to a process
- * that parked while r ran solo, which would not let go of it, only the
- * host may switch, with the lock let go (kpni_sched_loop). */
-static KPNI_INLINE void park_switch(kpni_runner *r, kpn_proc *self, int mt)
+/* Resume the next ready process of 'r', or its host if none is left or
+ * the run must stop ('halt': the caller has looked).  Ends in the
+ * switch, a tail call: see park.  With several runners ('mt') the switch
+ * hands r's lock over: to a process that parked while r ran solo, which
+ * would not let go of it, only the host may switch, with the lock let go
+ * (kpni_sched_loop). */
+static KPNI_INLINE void park_switch(kpni_runner *r, kpn_proc *self, int mt, int halt)
 {
-    kpn_proc *next = KPNI_LIKELY(KPNI_LOAD(&r->net->halt) == KPN_OK) ? kpni_queue_pop_front(r)
-                                                                     : NULL;
+    kpn_proc *next = KPNI_LIKELY(!halt) ? kpni_queue_pop_front(r) : NULL;
 
     if (mt && next != NULL && !KPNI_UNLOCKS(next)) {
         kpni_queue_push_front(r, next);
@@ -174,7 +174,8 @@ static KPNI_INLINE void overrun(kpn_proc *self)
     KPN_ASSERT(0); /* a faulted process is never resumed */
 }
 
-/* park's rare cases: an overrun guard, or input offered meanwhile. */
+/* park's rare cases: an overrun guard, input offered meanwhile, or a run
+ * that must stop. */
 static KPNI_NOINLINE void park_cold(kpn_proc *self, int mt)
 {
     kpni_runner *r = self->runner;
@@ -185,12 +186,12 @@ static KPNI_NOINLINE void park_cold(kpn_proc *self, int mt)
      * readers ready now, so that a busy net takes input too.  The readers
      * may be homed anywhere: every runner's lock, if no other runner
      * holds one now (else the next switch delivers). */
-    if (kpni_lock_up_try(r)) {
+    if (KPNI_LOAD(&r->net->input_signal) != 0 && kpni_lock_up_try(r)) {
         (void)kpni_input_deliver(r);
         kpni_lock_down(r);
     }
     KPNI_SET_UNLOCKS(self, mt);
-    park_switch(r, self, mt);
+    park_switch(r, self, mt, KPNI_LOAD(&r->net->halt) != KPN_OK);
     resumed(self, mt);
 }
 
@@ -203,8 +204,9 @@ static KPNI_NOINLINE void park_cold(kpn_proc *self, int mt)
  * park_cold, so that the common case saves no register and sets up no
  * frame before the port's switch does.  The guard check rides along: a
  * process that overran its stack is stopped here, before anything else
- * trusts that memory.  The input check is one load of a word beside
- * 'halt' when there is none.
+ * trusts that memory.  So do the looks at input and at 'halt': one test
+ * of the two words together (beside each other in the net's first line)
+ * when there is neither.
  *
  * With several runners ('mt') the runner's lock (runners.c) is held on
  * entry and travels with the switch: the context that resumes on that
@@ -216,13 +218,14 @@ static KPNI_INLINE void park(kpni_runner *r, kpn_proc *self, int mt)
 {
     KPNI_MARK_PARKED(self);
 
-    if (KPNI_UNLIKELY(!kpni_proc_guard_ok(self) || KPNI_LOAD(&r->net->input_signal) != 0)) {
+    if (KPNI_UNLIKELY(!kpni_proc_guard_ok(self) ||
+                      ((unsigned)KPNI_LOAD(&r->net->halt) | KPNI_LOAD(&r->net->input_signal)) != 0)) {
         park_cold(self, mt);
         return;
     }
     if (mt) /* cleared as it resumes: see kpn_proc.unlocks */
         KPNI_SET_UNLOCKS(self, 1);
-    park_switch(r, self, mt);
+    park_switch(r, self, mt, 0);
     resumed(self, mt);
 }
 
