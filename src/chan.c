@@ -719,19 +719,11 @@ static KPNI_NOINLINE kpn_status put_waiting(kpn_chan *c, const void *msg, kpn_pr
  * release: where the two ends share a runner nothing can block the
  * reader on 'c' in between, and a reader blocked elsewhere is woken only
  * if it now waits on 'c'; a crossing channel loads the state again. */
-static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
+static KPNI_INLINE kpn_status put_ring(kpn_chan *c, const void *msg, kpn_proc *self,
+                                       kpn_proc *reader, size_t sent, unsigned state)
 {
-    kpn_proc *self = c->writer, *reader = c->reader;
-    size_t sent = c->sent, wpos;
-    unsigned state;
+    size_t wpos;
 
-    if (KPN_COMPACT) /* small memories: one copy of the send, not two */
-        return put_slow(c, msg);
-    state = KPNI_LOAD(&reader->state);
-    if (KPNI_UNLIKELY(!is_running(self) || c->closed || state == KPN_PROC_EXITED))
-        return put_slow(c, msg);
-    if (state == KPN_PROC_BLOCKED_READ && !KPNI_MT(self->runner))
-        return put_waiting(c, msg, self, reader, sent, self->runner);
     if (KPNI_UNLIKELY(looks_full(c, sent)))
         return put_wait(c, msg);
     wpos = NEXT_WPOS(c);
@@ -739,6 +731,27 @@ static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
         return put_slow(c, msg);
     publish_sent(c, self, sent, wpos);
     return release_seen(self, reader, c, KPN_PROC_BLOCKED_READ, state);
+}
+
+static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
+{
+    kpn_proc *self = c->writer, *reader = c->reader;
+    size_t sent = c->sent;
+    unsigned state;
+
+    if (KPN_COMPACT) /* small memories: one copy of the send, not two */
+        return put_slow(c, msg);
+    state = KPNI_LOAD(&reader->state);
+    if (KPNI_UNLIKELY(!is_running(self) || c->closed || state == KPN_PROC_EXITED))
+        return put_slow(c, msg);
+    /* Two copies of the rest, so that the commonest send, to a reader
+     * not blocked reading, does not test for one twice. */
+    if (state == KPN_PROC_BLOCKED_READ) {
+        if (!KPNI_MT(self->runner))
+            return put_waiting(c, msg, self, reader, sent, self->runner);
+        return put_ring(c, msg, self, reader, sent, KPN_PROC_BLOCKED_READ);
+    }
+    return put_ring(c, msg, self, reader, sent, state);
 }
 
 /* The common case of a receive: a message waiting, the caller the reader. */
