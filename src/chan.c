@@ -714,11 +714,9 @@ static KPNI_NOINLINE kpn_status put_waiting(kpn_chan *c, const void *msg, kpn_pr
     return put_msg(c, msg);
 }
 
-/* The common case of a send: room in the ring, the caller the writer.
- * The reader's state is loaded once, for both the exit check and the
- * release: where the two ends share a runner nothing can block the
- * reader on 'c' in between, and a reader blocked elsewhere is woken only
- * if it now waits on 'c'; a crossing channel loads the state again. */
+/* The rest of a send to a reader that 'state' says is not blocked
+ * reading, or to one that is, with several runners: put the message in
+ * the ring. */
 static KPNI_INLINE kpn_status put_ring(kpn_chan *c, const void *msg, kpn_proc *self,
                                        kpn_proc *reader, size_t sent, unsigned state)
 {
@@ -733,6 +731,11 @@ static KPNI_INLINE kpn_status put_ring(kpn_chan *c, const void *msg, kpn_proc *s
     return release_seen(self, reader, c, KPN_PROC_BLOCKED_READ, state);
 }
 
+/* The common case of a send: room in the ring, the caller the writer.
+ * The reader's state is loaded once, for both the exit check and the
+ * release: where the two ends share a runner nothing can block the
+ * reader on 'c' in between, and a reader blocked elsewhere is woken only
+ * if it now waits on 'c'; a crossing channel loads the state again. */
 static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
 {
     kpn_proc *self = c->writer, *reader = c->reader;
