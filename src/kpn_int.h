@@ -356,7 +356,7 @@ void kpni_pool_free(kpni_pool *pool, void *p);
 enum { KPNI_AWAKE, KPNI_SPINNING, KPNI_ASLEEP };
 /* net->trial (runners.c, "Trying a placement") */
 enum { KPNI_TRIAL_NONE, KPNI_TRIAL_BASE, KPNI_TRIAL_ON, KPNI_TRIAL_HALF, KPNI_TRIAL_KEPT,
-       KPNI_TRIAL_DROPPED };
+       KPNI_TRIAL_DROPPED, KPNI_TRIAL_AGAIN };
 
 /* How many of the processes that last parked on a crossing channel a
  * runner remembers, to look at again when it runs out of work. */
@@ -526,6 +526,11 @@ struct kpn_net {
      * the placement on more parts that a half is tried against). */
     unsigned char trial;
     uint64_t trial_ns, trial_msgs, base_ns, base_msgs;
+    /* One part kept: how long it runs before two are tried again, and
+     * how often one has won again in this run (runners.c, "Trying a
+     * placement") */
+    uint64_t again_ns;
+    unsigned agains;
     /* a runner is solo: the others wait for it to end before they look
      * at anything (runners.c); and how many times one went dormant */
     int solo;
@@ -894,12 +899,13 @@ void kpni_runners_walk_due(kpni_runner *r);
 #define KPNI_ONE_PART(net) ((net)->learnt != 0 && (net)->parts == 1)
 /* r has yet to take the processes such a placement homes on it */
 #define KPNI_PULL_DUE(r) (KPNI_ONE_PART((r)->net) && (r)->pulled != (r)->net->learnt)
-/* the window of a trial on one part is open, and r has switched
- * KPNI_WINDOW_LOOK times since it last looked at the clock for it */
+/* the window of a trial on one part is open, or one part is kept (and
+ * two may be tried again), and r has switched KPNI_WINDOW_LOOK times
+ * since it last looked at the clock for it */
 #define KPNI_WINDOW_LOOK 256u
 #define KPNI_WINDOW_DUE(r)                                                                     \
-    ((r)->net->trial == KPNI_TRIAL_HALF && (r)->net->parts == 1 &&                             \
-     (r)->switches - (r)->window_at >= KPNI_WINDOW_LOOK)
+    (((r)->net->trial == KPNI_TRIAL_HALF || (r)->net->trial == KPNI_TRIAL_KEPT) &&              \
+     (r)->net->parts == 1 && (r)->switches - (r)->window_at >= KPNI_WINDOW_LOOK)
 void kpni_runners_window(kpni_runner *r);
 void kpni_runners_one_part(kpni_runner *r);
 void kpni_lock_spin(kpni_runner *r);

@@ -795,6 +795,79 @@ static void try_half(kpni_runner *r)
     }
 }
 
+/* One part kept: two are tried again after AGAIN_SHARE windows for each
+ * time over that one part carried its messages as fast as the best
+ * with more (or work stealing), so that a window of two costs the run
+ * about 1/AGAIN_SHARE of the time in between if two are still that much
+ * slower; twice as long each time one part wins again ("Trying a
+ * placement"). */
+#define AGAIN_SHARE 16u
+
+/* The wait before two parts are tried again, where one part carried
+ * 'msgs1' messages in 'ns1' and the best with more 'msgs2' in 'ns2'.
+ * Counts and times are halved alike until the products fit, as in
+ * kpni_trial_kept. */
+static uint64_t again_after(const kpn_net *net, uint64_t msgs1, uint64_t ns1, uint64_t msgs2,
+                            uint64_t ns2)
+{
+    uint64_t fast, slow, over; /* over: how much faster one part was, in 64ths */
+
+    while ((msgs1 | msgs2) >> 30) {
+        msgs1 >>= 1;
+        msgs2 >>= 1;
+    }
+    while ((ns1 | ns2) >> 29) {
+        ns1 >>= 1;
+        ns2 >>= 1;
+    }
+    fast = msgs1 * ns2;
+    slow = msgs2 * ns1;
+    if (fast <= slow) /* not from a window one part won: as if by 1/64 */
+        over = 1;
+    else if (slow < 64 || (fast - slow) / (slow / 64) > (uint64_t)1 << 16)
+        over = (uint64_t)1 << 16; /* two parts carried next to nothing */
+    else
+        over = (fast - slow) / (slow / 64);
+    return over * AGAIN_SHARE * net->cfg.learn_trial_ns / 64;
+}
+
+/* How long one part, once kept, runs before two are tried again. */
+static uint64_t again_wait(const kpn_net *net)
+{
+    unsigned doublings = net->agains < 16 ? net->agains : 16;
+
+    return net->again_ns << doublings;
+}
+
+/* One part, kept since the last step, carried 'carried' messages in
+ * 'ns': try two for a window against that pace. */
+static void try_again(kpni_runner *r, uint64_t carried, uint64_t ns)
+{
+    kpn_net *net = r->net;
+
+    net->base_msgs = carried;
+    net->base_ns = ns;
+    net->parts = 2;
+    learn(r);
+    net->trial = KPNI_TRIAL_AGAIN;
+}
+
+/* Two parts' window carried 'carried' messages in 'ns': kept unless one
+ * part was more than 8/7 as fast, as in the trial; else one part again,
+ * tried again after twice as long as it would be. */
+static void again_ends(kpni_runner *r, uint64_t carried, uint64_t ns)
+{
+    kpn_net *net = r->net;
+
+    net->trial = KPNI_TRIAL_KEPT;
+    if (kpni_trial_kept(carried, ns, net->base_msgs, net->base_ns))
+        return;
+    net->again_ns = again_after(net, net->base_msgs, net->base_ns, carried, ns);
+    net->agains++;
+    net->parts = 1;
+    learn(r);
+}
+
 /* Trying a placement
  *
  * Whether a placement beats work stealing depends on more than the net:
@@ -840,8 +913,10 @@ void kpni_trial_step(kpni_runner *r, uint64_t now)
     kpn_net *net = r->net;
     uint64_t ns = now - net->trial_ns, msgs, carried;
 
-    if (net->trial == KPNI_TRIAL_KEPT || net->trial == KPNI_TRIAL_DROPPED)
+    if (net->trial == KPNI_TRIAL_DROPPED)
         return; /* settled for the run */
+    if (net->trial == KPNI_TRIAL_KEPT && (net->parts != 1 || ns < again_wait(net)))
+        return; /* settled, or not yet due to try two parts again */
     if (net->trial == KPNI_TRIAL_NONE && net->cfg.learn_trial_ns == 0) {
         learn(r);
         net->trial = KPNI_TRIAL_KEPT;
@@ -853,14 +928,21 @@ void kpni_trial_step(kpni_runner *r, uint64_t now)
     carried = msgs - net->trial_msgs;
     if (net->trial == KPNI_TRIAL_NONE) {
         net->trial = KPNI_TRIAL_BASE;
+    } else if (net->trial == KPNI_TRIAL_KEPT) {
+        try_again(r, carried, ns);
+    } else if (net->trial == KPNI_TRIAL_AGAIN) {
+        again_ends(r, carried, ns);
     } else if (net->trial == KPNI_TRIAL_BASE) {
         net->base_ns = ns;
         net->base_msgs = carried;
         learn(r);
         net->trial = KPNI_TRIAL_ON;
     } else if (net->trial == KPNI_TRIAL_HALF) {
-        if (!kpni_trial_kept(net->base_msgs, net->base_ns, carried, ns))
+        if (!kpni_trial_kept(net->base_msgs, net->base_ns, carried, ns)) {
+            if (net->parts == 1)
+                net->again_ns = again_after(net, carried, ns, net->base_msgs, net->base_ns);
             best_parts(net, carried, ns);
+        }
         try_half(r);
     } else {
         if (kpni_trial_kept(carried, ns, net->base_msgs, net->base_ns))
@@ -970,14 +1052,16 @@ void kpni_runners_window(kpni_runner *r)
     int solo = KPNI_SOLO(r);
 
     r->window_at = r->switches;
-    if (now - net->trial_ns < net->cfg.learn_trial_ns)
+    if (now - net->trial_ns <
+        (net->trial == KPNI_TRIAL_KEPT ? again_wait(net) : net->cfg.learn_trial_ns))
         return;
     if (solo) {
         kpni_runners_unsolo(r, 0);
         kpni_lock(r);
     }
     kpni_lock_up(r);
-    if (net->trial == KPNI_TRIAL_HALF && net->parts == 1) /* not closed meanwhile */
+    /* not closed meanwhile, nor two parts tried again */
+    if ((net->trial == KPNI_TRIAL_HALF || net->trial == KPNI_TRIAL_KEPT) && net->parts == 1)
         kpni_trial_step(r, now);
     kpni_lock_down(r);
     if (solo) {
@@ -989,7 +1073,7 @@ void kpni_runners_window(kpni_runner *r)
 
 /* A trial under way, whose steps an idle runner takes (kpni_trial_step) */
 #define TRIAL_OPEN(net) ((net)->trial == KPNI_TRIAL_BASE || (net)->trial == KPNI_TRIAL_ON || \
-                         (net)->trial == KPNI_TRIAL_HALF)
+                         (net)->trial == KPNI_TRIAL_HALF || (net)->trial == KPNI_TRIAL_AGAIN)
 
 /* Holding r's lock, nothing ready on r: whether r may say it is idle
  * holding that lock alone, having nothing to do under every lock: no
@@ -1325,6 +1409,7 @@ kpn_status kpni_runners_run(kpn_net *net)
     net->parts = net->cfg.cpus != 0 ? net->cfg.cpus : kpn_port_cpus();
     if (net->parts == 0 || net->parts > net->nrunners)
         net->parts = net->nrunners;
+    net->agains = 0;
 #if !KPN_COMPACT
     if (net->sharing == 0)
         net->sharing = net->parts == 1 && net->cfg.policy == KPN_POLICY_WS ? KPNI_ALONE

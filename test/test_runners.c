@@ -1316,7 +1316,10 @@ void test_a_placement_on_trial_is_dropped_when_the_net_slows_under_it(void)
         if (cases[k].ends != 0)
             TEST_ASSERT_EQUAL_UINT(cases[k].ends, net->parts);
         c->sent += 5000;
-        kpni_trial_step(r0, t + 5 * window); /* settled for the run */
+        /* settled for the run; on one part, until two are tried again,
+         * at the earliest 2.25 windows after it was kept (one part
+         * 1829/1600 as fast: below) */
+        kpni_trial_step(r0, t + 5 * window);
         TEST_ASSERT_EQUAL_INT(cases[k].ends != 0 ? KPNI_TRIAL_KEPT : KPNI_TRIAL_DROPPED,
                               net->trial);
         TEST_ASSERT_EQUAL_UINT(cases[k].learnt, net->learnt);
@@ -1412,7 +1415,9 @@ void test_each_half_of_a_placement_is_tried_down_to_one_part(void)
         if (cases[k].ends != 0)
             TEST_ASSERT_EQUAL_UINT(cases[k].ends, net->parts);
         c->sent += 100000;
-        kpni_trial_step(&net->runners[0], t + 7 * window); /* settled for the run */
+        /* settled for the run; on one part, until two are tried again,
+         * at the earliest 2.25 windows after it was kept (below) */
+        kpni_trial_step(&net->runners[0], t + 7 * window);
         TEST_ASSERT_EQUAL_INT(ends, net->trial);
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
         TEST_ASSERT_EQUAL_UINT(cases[k].ends, st.placement_runners);
@@ -1432,6 +1437,79 @@ void test_each_half_of_a_placement_is_tried_down_to_one_part(void)
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
     TEST_ASSERT_EQUAL_UINT(0, st.placement_runners);
     TEST_ASSERT_EQUAL_UINT64(1, st.placements_dropped);
+}
+
+/* One part kept is tried against two again, for a window, after 16
+ * windows for each time over that one part carried its messages as fast
+ * as the best with more, and after twice as long each time one part wins
+ * again: two parts are kept if they keep one part's pace within 1/8 (as
+ * in the trial), and then tried no more.  A slow spell of the host in
+ * two parts' window of the trial does not keep a run on one part to its
+ * end.  Stepped by hand as above: work stealing's window and the
+ * placement's carry 1600 messages each, one part's twice as many (so
+ * 16 windows), then 6 250 a window on one part. */
+void test_one_part_kept_is_tried_against_two_again(void)
+{
+    const uint64_t t = 1000000000u, window = 20000000u;
+    /* two parts' window: 7/8 of one part's pace, or half */
+    static const uint64_t on2[] = {5469, 3125};
+    kpn_chan *c;
+    kpni_runner *r0;
+    kpn_stats st;
+    uint64_t at;
+    unsigned k;
+
+    for (k = 0; k < 2; ++k) {
+        c = on_trial(2, 2);
+        r0 = &net->runners[0];
+        first_windows(c, t, window, 1600, 1600);
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_HALF, net->trial);
+        c->sent += 3200;
+        at = t + 3 * window;
+        kpni_trial_step(r0, at);
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+        TEST_ASSERT_EQUAL_UINT(1, net->parts);
+        TEST_ASSERT_EQUAL_UINT(2, net->learnt);
+
+        c->sent += 100000; /* 16 windows on one part */
+        kpni_trial_step(r0, at + 16 * window - 1);
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+        TEST_ASSERT_EQUAL_UINT(2, net->learnt);
+        at += 16 * window;
+        kpni_trial_step(r0, at);
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_AGAIN, net->trial);
+        TEST_ASSERT_EQUAL_UINT(2, net->parts);
+        TEST_ASSERT_EQUAL_UINT(3, net->learnt);
+
+        c->sent += on2[k];
+        at += window;
+        kpni_trial_step(r0, at);
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+        if (k == 0) { /* two parts kept, for good */
+            TEST_ASSERT_EQUAL_UINT(2, net->parts);
+            TEST_ASSERT_EQUAL_UINT(3, net->learnt);
+            TEST_ASSERT_EQUAL_UINT(2, st.placement_runners);
+            c->sent += 1000000;
+            kpni_trial_step(r0, at + 1000 * window);
+            TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+            TEST_ASSERT_EQUAL_UINT(3, net->learnt);
+            continue;
+        }
+        /* one part again, twice as fast as two: tried again after twice
+         * 16 windows */
+        TEST_ASSERT_EQUAL_UINT(1, net->parts);
+        TEST_ASSERT_EQUAL_UINT(4, net->learnt);
+        TEST_ASSERT_EQUAL_UINT(1, st.placement_runners);
+        TEST_ASSERT_EQUAL_UINT64(4, st.placements);
+        c->sent += 200000;
+        kpni_trial_step(r0, at + 32 * window - 1);
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+        kpni_trial_step(r0, at + 32 * window);
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_AGAIN, net->trial);
+        TEST_ASSERT_EQUAL_UINT(2, net->parts);
+        TEST_ASSERT_EQUAL_UINT(5, net->learnt);
+    }
 }
 
 /* 'step' (kpni_runners_window, kpni_runners_one_part) as block_any
