@@ -249,7 +249,12 @@ typedef struct kpn_config {
      * best so far where the net carried its messages more than 1/8
      * slower under the placement; if no half beats it either, the
      * placement is dropped (kpn_stats.placements_dropped) and the run
-     * steals for the rest of its time, learning nothing more.
+     * steals for the rest of its time, learning nothing more.  A run
+     * kept on one runner tries two again, for a window, after 16 windows
+     * for each time over that one carried its messages as fast, and
+     * after twice as long each time one wins again, so that a slow
+     * spell of the machine in the trial does not keep it on one to its
+     * end.
      * Which wins depends on the CPUs' cost of moving a cache line
      * between them as much as on the net (docs/runners.md, "Trying a
      * placement").

@@ -907,7 +907,17 @@ static void again_ends(kpni_runner *r, uint64_t carried, uint64_t ns)
  * others sleep meanwhile, and it goes solo, so that the window times
  * what one part gives.  The pace is the channels' 'sent' counters
  * summed, which every runner may read; one runner's own count would
- * change with the share of the net the placement gives it. */
+ * change with the share of the net the placement gives it.
+ *
+ * A window may meet a slow spell of the host (the other CPU taken for a
+ * few milliseconds), and one part kept for it would hold the run to its
+ * end.  So one part, kept, is tried against two again, for a window,
+ * its runner looking at the clock as in its window (KPNI_WINDOW_DUE):
+ * two are kept if they hold one part's pace since it was kept within
+ * 1/8, else one part again (try_again, again_ends).  The wait before
+ * (again_after) is what makes a window of two cost a share of at most
+ * 1/AGAIN_SHARE of the time in between, were two as much slower as in
+ * the window one part won, and it doubles each time one wins again. */
 void kpni_trial_step(kpni_runner *r, uint64_t now)
 {
     kpn_net *net = r->net;
