@@ -822,12 +822,12 @@ static uint64_t again_after(const kpn_net *net, uint64_t msgs1, uint64_t ns1, ui
     }
     fast = msgs1 * ns2;
     slow = msgs2 * ns1;
-    if (fast <= slow) /* not from a window one part won: as if by 1/64 */
-        over = 1;
-    else if (slow < 64 || (fast - slow) / (slow / 64) > (uint64_t)1 << 16)
-        over = (uint64_t)1 << 16; /* two parts carried next to nothing */
-    else
-        over = (fast - slow) / (slow / 64);
+    /* One part won by more than 8/7, so 'fast' exceeds 'slow' (were it
+     * not, the difference would wrap to the longest wait).  Two parts
+     * that carried next to nothing wait the longest. */
+    over = slow < 64 ? UINT64_MAX : (fast - slow) / (slow / 64);
+    if (over > (uint64_t)1 << 16)
+        over = (uint64_t)1 << 16;
     return over * AGAIN_SHARE * net->cfg.learn_trial_ns / 64;
 }
 

@@ -1509,6 +1509,39 @@ void test_one_part_kept_is_tried_against_two_again(void)
         TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_AGAIN, net->trial);
         TEST_ASSERT_EQUAL_UINT(2, net->parts);
         TEST_ASSERT_EQUAL_UINT(5, net->learnt);
+        /* two parts that carry nothing: one part again, with the
+         * longest wait, 16 384 windows, doubled for each of one part's
+         * two wins since the trial */
+        at += 32 * window;
+        kpni_trial_step(r0, at + window);
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+        TEST_ASSERT_EQUAL_UINT(1, net->parts);
+        at += window;
+        kpni_trial_step(r0, at + 4 * 16384 * window - 1);
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+        kpni_trial_step(r0, at + 4 * 16384 * window);
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_AGAIN, net->trial);
+    }
+
+    /* counts and windows beyond what the products hold unhalved (2^31
+     * messages and more, windows of 2^30 ns): the same wait */
+    {
+        const uint64_t big = (uint64_t)1 << 20, long_window = (uint64_t)1 << 30;
+
+        c = on_trial(2, 2);
+        r0 = &net->runners[0];
+        net->cfg.learn_trial_ns = 1u << 30;
+        first_windows(c, t, long_window, 1600 * big, 1600 * big);
+        c->sent += 3200 * big;
+        at = t + 3 * long_window;
+        kpni_trial_step(r0, at);
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+        TEST_ASSERT_EQUAL_UINT(1, net->parts);
+        c->sent += 100000 * big;
+        kpni_trial_step(r0, at + 16 * long_window - 1);
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+        kpni_trial_step(r0, at + 16 * long_window);
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_AGAIN, net->trial);
     }
 }
 
