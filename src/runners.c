@@ -803,23 +803,29 @@ static void try_half(kpni_runner *r)
  * placement"). */
 #define AGAIN_SHARE 16u
 
+/* Two paces to compare, 'msgs1' messages in 'ns1' and 'msgs2' in 'ns2':
+ * both counts, and both times, halved alike until the products of a
+ * count and a time fit in 64 bits. */
+static void halve_alike(uint64_t *msgs1, uint64_t *ns1, uint64_t *msgs2, uint64_t *ns2)
+{
+    while ((*msgs1 | *msgs2) >> 30) {
+        *msgs1 >>= 1;
+        *msgs2 >>= 1;
+    }
+    while ((*ns1 | *ns2) >> 29) {
+        *ns1 >>= 1;
+        *ns2 >>= 1;
+    }
+}
+
 /* The wait before two parts are tried again, where one part carried
- * 'msgs1' messages in 'ns1' and the best with more 'msgs2' in 'ns2'.
- * Counts and times are halved alike until the products fit, as in
- * kpni_trial_kept. */
+ * 'msgs1' messages in 'ns1' and the best with more 'msgs2' in 'ns2'. */
 static uint64_t again_after(const kpn_net *net, uint64_t msgs1, uint64_t ns1, uint64_t msgs2,
                             uint64_t ns2)
 {
     uint64_t fast, slow, over; /* over: how much faster one part was, in 64ths */
 
-    while ((msgs1 | msgs2) >> 30) {
-        msgs1 >>= 1;
-        msgs2 >>= 1;
-    }
-    while ((ns1 | ns2) >> 29) {
-        ns1 >>= 1;
-        ns2 >>= 1;
-    }
+    halve_alike(&msgs1, &ns1, &msgs2, &ns2);
     fast = msgs1 * ns2;
     slow = msgs2 * ns1;
     /* One part won by more than 8/7, so 'fast' exceeds 'slow' (were it
@@ -967,17 +973,10 @@ void kpni_trial_step(kpni_runner *r, uint64_t now)
 
 /* Whether 'msgs' messages in 'ns' keep, within 1/8, the pace of
  * 'base_msgs' in 'base_ns': both counts, and both times, halved alike
- * until the products fit in 64 bits. */
+ * until the products fit in 64 bits (halve_alike). */
 int kpni_trial_kept(uint64_t msgs, uint64_t ns, uint64_t base_msgs, uint64_t base_ns)
 {
-    while ((msgs | base_msgs) >> 30) {
-        msgs >>= 1;
-        base_msgs >>= 1;
-    }
-    while ((ns | base_ns) >> 29) {
-        ns >>= 1;
-        base_ns >>= 1;
-    }
+    halve_alike(&msgs, &ns, &base_msgs, &base_ns);
     return 8 * msgs * base_ns >= 7 * base_msgs * ns;
 }
 
