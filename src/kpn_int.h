@@ -526,9 +526,9 @@ struct kpn_net {
      * the placement on more parts that a half is tried against). */
     unsigned char trial;
     uint64_t trial_ns, trial_msgs, base_ns, base_msgs;
-    /* One part kept: how long it runs before two are tried again, and
-     * how often one has won again in this run (runners.c, "Trying a
-     * placement") */
+    /* One part kept: how long it runs before two are tried again,
+     * doubled for each time one has won again in this run ('agains';
+     * runners.c, "Trying a placement") */
     uint64_t again_ns;
     unsigned agains;
     /* a runner is solo: the others wait for it to end before they look
