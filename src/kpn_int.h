@@ -899,13 +899,14 @@ void kpni_runners_walk_due(kpni_runner *r);
 #define KPNI_ONE_PART(net) ((net)->learnt != 0 && (net)->parts == 1)
 /* r has yet to take the processes such a placement homes on it */
 #define KPNI_PULL_DUE(r) (KPNI_ONE_PART((r)->net) && (r)->pulled != (r)->net->learnt)
-/* the window of a trial on one part is open, or one part is kept (and
- * two may be tried again), and r has switched KPNI_WINDOW_LOOK times
- * since it last looked at the clock for it */
+/* one part holds the net and its runner looks at the clock: a trial's
+ * window on it is open, or it is kept (and two may be tried again) */
+#define KPNI_ONE_PART_TIMED(net)                                                               \
+    (((net)->trial == KPNI_TRIAL_HALF || (net)->trial == KPNI_TRIAL_KEPT) && (net)->parts == 1)
+/* and r has switched KPNI_WINDOW_LOOK times since it last looked */
 #define KPNI_WINDOW_LOOK 256u
 #define KPNI_WINDOW_DUE(r)                                                                     \
-    (((r)->net->trial == KPNI_TRIAL_HALF || (r)->net->trial == KPNI_TRIAL_KEPT) &&              \
-     (r)->net->parts == 1 && (r)->switches - (r)->window_at >= KPNI_WINDOW_LOOK)
+    (KPNI_ONE_PART_TIMED((r)->net) && (r)->switches - (r)->window_at >= KPNI_WINDOW_LOOK)
 void kpni_runners_window(kpni_runner *r);
 void kpni_runners_one_part(kpni_runner *r);
 void kpni_lock_spin(kpni_runner *r);

@@ -1069,8 +1069,7 @@ void kpni_runners_window(kpni_runner *r)
         kpni_lock(r);
     }
     kpni_lock_up(r);
-    /* not closed meanwhile, nor two parts tried again */
-    if ((net->trial == KPNI_TRIAL_HALF || net->trial == KPNI_TRIAL_KEPT) && net->parts == 1)
+    if (KPNI_ONE_PART_TIMED(net)) /* not closed meanwhile, nor two parts tried again */
         kpni_trial_step(r, now);
     kpni_lock_down(r);
     if (solo) {
