@@ -480,3 +480,55 @@ void test_an_overflow_that_skips_the_checked_words_and_waits_is_caught_at_the_en
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(other, &ps));
     TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_READ, ps.state);
 }
+
+/* An overflow whose frames jump the band whole lands on the record
+ * carved just below it: a channel's or a process's.  The scan at the
+ * end of the run finds the record damaged and names the process just
+ * above it.  The overflowing process stands in for such frames by
+ * writing over the record itself (the first 64 bytes, which every
+ * record has). */
+static void *damage_at;
+static kpn_chan *damaged_chan;
+static void writes_over_the_record_below(void *arg)
+{
+    (void)arg;
+    memset(damage_at, 0xa5, 64);
+}
+
+static void reads_to_eof(void *arg)
+{
+    int v;
+    (void)arg;
+    while (kpn_recv(damaged_chan, &v) == KPN_OK)
+        ;
+}
+
+void test_an_overflow_onto_the_channel_below_is_blamed_on_the_process_above_it(void)
+{
+    kpn_proc *w, *a, *b;
+    kpn_proc_stats ps;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "w", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &a, "a", reads_to_eof, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &damaged_chan, w, a, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &b, "b", writes_over_the_record_below, NULL,
+                                            STACK));
+    damage_at = damaged_chan;
+    TEST_ASSERT_EQUAL_INT(KPN_ESTACK, kpn_run(net));
+    TEST_ASSERT_EQUAL_PTR(b, kpn_net_fault(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(b, &ps));
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_FAULTED, ps.state);
+    TEST_ASSERT_EQUAL_INT(KPN_ESTACK, kpn_run(net)); /* it stays stopped */
+}
+
+void test_an_overflow_onto_the_process_below_is_blamed_on_the_process_above_it(void)
+{
+    kpn_proc *a, *b;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &a, "a", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &b, "b", writes_over_the_record_below, NULL,
+                                            STACK));
+    damage_at = a;
+    TEST_ASSERT_EQUAL_INT(KPN_ESTACK, kpn_run(net));
+    TEST_ASSERT_EQUAL_PTR(b, kpn_net_fault(net));
+}
