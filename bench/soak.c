@@ -149,11 +149,14 @@ int main(int argc, char **argv)
             bad == 0 && st.procs_exited == nprocs;
     bench_result("procs=%u chans=%u runners=%u rounds=%lld sends=%llu messages=%llu "
                  "received=%llu left=%llu discarded=%llu wall=%.2f msgs_per_s=%.0f steals=%llu "
+                 "placements=%llu placements_dropped=%llu placement_runners=%u reserve_peak=%zu "
                  "stack_peak=%zu exact=%d",
                  nprocs, 2 * nprocs, cfg.runners, rounds, (unsigned long long)sent_expected,
                  (unsigned long long)st.messages, (unsigned long long)received,
                  (unsigned long long)left, (unsigned long long)st.discarded, wall,
-                 (double)st.messages / wall, (unsigned long long)st.steals, peak, exact);
+                 (double)st.messages / wall, (unsigned long long)st.steals,
+                 (unsigned long long)st.placements, (unsigned long long)st.placements_dropped,
+                 st.placement_runners, st.reserve_peak, peak, exact);
     if (!exact)
         bench_note("the books do not balance");
     return exact ? 0 : 1;
