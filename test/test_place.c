@@ -326,6 +326,32 @@ void test_placing_a_net_leaves_its_deadlock_scan_working(void)
     TEST_ASSERT_EQUAL_UINT64(1, st.true_deadlocks);
 }
 
+/* A channel from a process to itself ties it to no part, and an input,
+ * whose writer is no process of the net, is not followed to one; a net
+ * of no processes is placed with nothing written. */
+void test_a_channel_to_itself_and_an_input_pull_towards_no_part(void)
+{
+    unsigned home[MAXP];
+    kpn_chan *loop, *in;
+    kpn_proc *x, *y;
+    int v;
+
+    init(1, KPN_POLICY_WS, 0);
+    home[0] = 7;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_place(net, 2, home, 0));
+    TEST_ASSERT_EQUAL_UINT(7, home[0]);
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &y, "y", exits, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", exits, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &loop, x, x, sizeof(int), 4));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &in, x, sizeof(int), 4));
+    for (v = 0; v < 3; ++v) /* offered, not yet received: x weighs 1, as y */
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_offer(in, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_place(net, 2, home, MAXP));
+    TEST_ASSERT_EQUAL_UINT(0, home[0]); /* spawn order, equal weights */
+    TEST_ASSERT_EQUAL_UINT(1, home[1]);
+}
+
 static kpn_status placed_inside;
 static void places_while_running(void *arg)
 {

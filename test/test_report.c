@@ -109,6 +109,15 @@ void test_a_net_with_damaged_bookkeeping_is_named_not_read(void)
     len = kpn_report(net, text, sizeof text);
     TEST_ASSERT_EQUAL_size_t(length(text), len);
     TEST_ASSERT_TRUE(kt_contains(text, "bookkeeping is damaged"));
+    /* cut short as any account is, and still its whole length */
+    memset(text, 'x', 16);
+    TEST_ASSERT_EQUAL_size_t(len, kpn_report(net, text, 8));
+    TEST_ASSERT_EQUAL_size_t(7, length(text));
+    TEST_ASSERT_EQUAL_MEMORY("kpn: th", text, 7);
+    TEST_ASSERT_EQUAL_size_t(len, kpn_report(net, NULL, 0));
+    text[0] = 'x';
+    TEST_ASSERT_EQUAL_size_t(len, kpn_report(net, text, 0));
+    TEST_ASSERT_EQUAL_INT('x', text[0]);
     net->nrunners = saved;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
     kpn_report(net, text, sizeof text);
@@ -185,6 +194,39 @@ void test_blocked_processes_are_named_with_their_channel(void)
     TEST_ASSERT_TRUE(kt_contains(text, "process \"the-writer\": blocked reading"));
     TEST_ASSERT_TRUE(kt_contains(text, "true deadlock: "));
     TEST_ASSERT_TRUE(kt_contains(text, "2 processes"));
+}
+
+/* What an overflow may have written over, the report names and does not
+ * follow: a channel whose writer lies outside the arena, a recorded true
+ * deadlock or a faulted process whose record does.  White-box: the
+ * records damaged by hand, and put back. */
+void test_damaged_channels_and_processes_are_named_not_followed(void)
+{
+    static char elsewhere[256]; /* not in the arena */
+    kpn_proc *writer, *dead, *fault;
+
+    build_waiting_pair();
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_TRUE(net->true_deadlocks >= 1);
+    writer = in_of_reader->writer;
+    dead = net->deadlocks[0];
+    fault = net->fault;
+
+    in_of_reader->writer = (kpn_proc *)(void *)elsewhere;
+    kpn_report(net, text, sizeof text);
+    TEST_ASSERT_TRUE(kt_contains(text, "process \"the-reader\": blocked reading on a damaged channel"));
+    in_of_reader->writer = writer;
+
+    net->deadlocks[0] = (kpn_proc *)(void *)elsewhere;
+    net->fault = (kpn_proc *)(void *)elsewhere;
+    kpn_report(net, text, sizeof text);
+    TEST_ASSERT_TRUE(kt_contains(text, "true deadlock: a damaged process\n"));
+    TEST_ASSERT_TRUE(kt_contains(text, "stack overflow: process (its record is damaged)\n"));
+    net->deadlocks[0] = dead;
+    net->fault = fault;
+
+    kpn_report(net, text, sizeof text);
+    TEST_ASSERT_FALSE(kt_contains(text, "damaged"));
 }
 
 static void exits_at_once(void *arg) { (void)arg; }
