@@ -327,10 +327,12 @@ void test_placing_a_net_leaves_its_deadlock_scan_working(void)
     TEST_ASSERT_EQUAL_UINT64(1, st.true_deadlocks);
 }
 
-/* A channel from a process to itself ties it to no part, and an input,
- * whose writer is no process of the net, is not followed to one; a net
- * of no processes is placed with nothing written. */
-void test_a_channel_to_itself_and_an_input_pull_towards_no_part(void)
+/* An input's writer is the net's outside process, which no part holds:
+ * the messages offered to an input pull its reader towards no part
+ * (counted, they would pull 'x' to part 0, where the outside's unset
+ * mark points).  A channel from a process to itself is passed over as
+ * well, and a net of no processes is placed with nothing written. */
+void test_an_input_pulls_its_reader_towards_no_part(void)
 {
     unsigned home[MAXP];
     kpn_chan *loop, *in;
