@@ -845,6 +845,13 @@ static uint64_t again_wait(const kpn_net *net)
     return net->again_ns << doublings;
 }
 
+/* How long since the last step the next one waits: a window, or where
+ * one part is kept, the wait before two are tried again. */
+static uint64_t window_ns(const kpn_net *net)
+{
+    return net->trial == KPNI_TRIAL_KEPT ? again_wait(net) : net->cfg.learn_trial_ns;
+}
+
 /* One part, kept since the last step, carried 'carried' messages in
  * 'ns': try two for a window against that pace. */
 static void try_again(kpni_runner *r, uint64_t carried, uint64_t ns)
@@ -929,17 +936,15 @@ void kpni_trial_step(kpni_runner *r, uint64_t now)
     kpn_net *net = r->net;
     uint64_t ns = now - net->trial_ns, msgs, carried;
 
-    if (net->trial == KPNI_TRIAL_DROPPED)
+    if (net->trial == KPNI_TRIAL_DROPPED || (net->trial == KPNI_TRIAL_KEPT && net->parts != 1))
         return; /* settled for the run */
-    if (net->trial == KPNI_TRIAL_KEPT && (net->parts != 1 || ns < again_wait(net)))
-        return; /* settled, or not yet due to try two parts again */
     if (net->trial == KPNI_TRIAL_NONE && net->cfg.learn_trial_ns == 0) {
         learn(r);
         net->trial = KPNI_TRIAL_KEPT;
         return;
     }
-    if (net->trial != KPNI_TRIAL_NONE && ns < net->cfg.learn_trial_ns)
-        return;
+    if (net->trial != KPNI_TRIAL_NONE && ns < window_ns(net))
+        return; /* the window still open, or two parts not yet due again */
     msgs = net_messages(net);
     carried = msgs - net->trial_msgs;
     if (net->trial == KPNI_TRIAL_NONE) {
@@ -1061,8 +1066,7 @@ void kpni_runners_window(kpni_runner *r)
     int solo = KPNI_SOLO(r);
 
     r->window_at = r->switches;
-    if (now - net->trial_ns <
-        (net->trial == KPNI_TRIAL_KEPT ? again_wait(net) : net->cfg.learn_trial_ns))
+    if (now - net->trial_ns < window_ns(net))
         return;
     if (solo) {
         kpni_runners_unsolo(r, 0);
