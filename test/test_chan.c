@@ -245,6 +245,68 @@ void test_odd_sized_messages_are_copied_whole(void)
     TEST_ASSERT_EQUAL_INT(50, rec_ok);
 }
 
+/* The sizes the fast paths copy in line (an int, a word, two words),
+ * from and into buffers at odd addresses, through the ring as it wraps
+ * and straight to a reader waiting for them: every byte arrives, and
+ * nothing past the message is written. */
+enum { SMALL_MSGS = 40 };
+static kpn_chan *small_chan;
+static size_t small_size;
+static int small_ok;
+
+static unsigned char small_byte(size_t k, size_t i)
+{
+    return (unsigned char)(k * 37 + i * 11 + 1);
+}
+
+static void small_writer(void *arg)
+{
+    unsigned char buf[1 + 16];
+    size_t k, i;
+    (void)arg;
+    for (k = 0; k < SMALL_MSGS; ++k) {
+        for (i = 0; i < small_size; ++i)
+            buf[1 + i] = small_byte(k, i);
+        if (kpn_send(small_chan, buf + 1) != KPN_OK)
+            return;
+    }
+}
+
+static void small_reader(void *arg)
+{
+    unsigned char buf[1 + 16 + 1];
+    size_t k, i;
+    (void)arg;
+    for (k = 0; k < SMALL_MSGS; ++k) {
+        memset(buf, 0xa5, sizeof buf);
+        if (kpn_recv(small_chan, buf + 1) != KPN_OK)
+            return;
+        for (i = 0; i < small_size; ++i)
+            if (buf[1 + i] != small_byte(k, i))
+                return;
+        if (buf[0] != 0xa5 || buf[1 + small_size] != 0xa5)
+            return;
+        small_ok++;
+    }
+}
+
+static void copy_small_messages(size_t size)
+{
+    kpn_proc *r = spawn(small_reader, NULL), *w = spawn(small_writer, NULL);
+
+    small_size = size;
+    small_ok = 0;
+    small_chan = connect(w, r, size, 3);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(SMALL_MSGS, small_ok);
+}
+
+void test_messages_of_an_int_are_copied_whole(void) { copy_small_messages(4); }
+
+void test_messages_of_a_word_are_copied_whole(void) { copy_small_messages(8); }
+
+void test_messages_of_two_words_are_copied_whole(void) { copy_small_messages(16); }
+
 /* The sender's buffer is copied at send time: changing it afterwards
  * does not change what the reader gets. */
 static kpn_chan *copy_chan;
