@@ -148,8 +148,9 @@ kpn_status kpn_connect(kpn_net *net, kpn_chan **out, kpn_proc *writer,
  * cannot take its bytes from them while they wait to reach the cache: it
  * waits for them (a "store forwarding" stall, some ten cycles).  A pair
  * of words is mostly stored a word at a time, so loading it so lets each
- * load take its word straight from its store; the compiler, left alone,
- * merges the two into one 16-byte load, which the opaque words stop. */
+ * load take its word straight from its store.  The compiler, left alone,
+ * makes the two one 16-byte move: the opaque words keep the loads, and
+ * the stores, apart (they cost no instruction). */
 static KPNI_INLINE void copy_two_words(void *dst, const void *src)
 {
     uint64_t lo, hi;
