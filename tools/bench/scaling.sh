@@ -5,10 +5,13 @@
 # reports the median of its runs; a point is repeated --reps times and
 # the table gives the median.  Rows go to OUT/scaling.csv as they come,
 # so a sweep cut short keeps what it measured.  --quick: a tenth of the
-# messages, for a check that it all runs (not for figures).
+# messages, for a check that it all runs (not for figures).  --append:
+# add this sweep's rows to those already in OUT (a sweep of the same
+# parameters on the same machine), so that sweeps made at different
+# times, at other runner counts say, make one table.
 #
 # Usage: tools/bench/scaling.sh [--bin=DIR] [--out=DIR] [--runners="1 2 4 ..."]
-#            [--reps=N] [--quick]
+#            [--reps=N] [--quick] [--append]
 #        tools/bench/scaling.sh --report [--out=DIR] [--plot=FILE]   (table
 #            and plot only, from OUT/scaling.csv)
 # Writes OUT/scaling.md (the table) and the plot, OUT/scaling.png unless
@@ -20,6 +23,7 @@ reps=1
 runners=""
 report=0
 quick=0
+append=0
 plot=""
 for a in "$@"; do
     case $a in
@@ -28,9 +32,10 @@ for a in "$@"; do
     --runners=*) runners=${a#*=} ;;
     --reps=*) reps=${a#*=} ;;
     --quick) quick=1 ;;
+    --append) append=1 ;;
     --plot=*) plot=${a#*=} ;;
     --report) report=1 ;;
-    --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scaling: unknown option $a (--help lists them)" >&2; exit 2 ;;
     esac
 done
@@ -63,13 +68,23 @@ if [ $report = 0 ]; then
         [ -x "$bin/$d" ] || { echo "scaling: $bin/$d missing (make bench-bins)" >&2; exit 1; }
     done
     cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
-    echo "$(uname -m), $cpus CPUs, ${cpu:-unknown CPU}" > "$out/scaling.machine"
-    echo "scaling: $(cat "$out/scaling.machine"); runners:$runners; $reps rep(s)" >&2
-    echo "bench,runners,value,steals,placements,placement_runners" > "$csv"
-    : > "$csv.lines"
+    machine="$(uname -m), $cpus CPUs, ${cpu:-unknown CPU}"
     w=1000000 rd=50000 ad=26 pt=50
     [ $quick = 1 ] && { w=100000 rd=5000 ad=22 pt=5; }
-    echo "w=$w rd=$rd ad=$ad pt=$pt" > "$out/scaling.params"
+    params="w=$w rd=$rd ad=$ad pt=$pt"
+    if [ $append = 1 ] && [ -f "$csv" ]; then
+        # rows of other messages or another machine would make no table
+        [ "$(cat "$out/scaling.params" 2>/dev/null)" = "$params" ] ||
+            { echo "scaling: --append: $out holds a sweep of other parameters (--quick differs)" >&2; exit 2; }
+        [ "$(cat "$out/scaling.machine" 2>/dev/null)" = "$machine" ] ||
+            { echo "scaling: --append: $out holds a sweep of another machine" >&2; exit 2; }
+    else
+        echo "$machine" > "$out/scaling.machine"
+        echo "$params" > "$out/scaling.params"
+        echo "bench,runners,value,steals,placements,placement_runners" > "$csv"
+        : > "$csv.lines"
+    fi
+    echo "scaling: $machine; runners:$runners; $reps rep(s)" >&2
     # the cross-core round trip this machine gives two threads
     [ "$cpus" -ge 2 ] && point pingpong_ns ns_per_round_trip 2 "$bin/pingpong"
     rep=0
