@@ -113,7 +113,7 @@ machine=$(cat "$out/scaling.machine" 2>/dev/null || echo unknown)
 w=1000000 rd=50000 ad=26 pt=50
 [ -f "$out/scaling.params" ] && eval "$(cat "$out/scaling.params")"
 # medians: one row per bench and runner count
-awk -F, 'NR > 1 && $1 != "bench" { k = $1 "," $2; n[k]++; v[k, n[k]] = $3 }
+awk -F, 'NR > 1 { k = $1 "," $2; n[k]++; v[k, n[k]] = $3 }
     END { for (k in n) { m = n[k]
             for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++)
                 if (v[k, j] < v[k, i]) { t = v[k, i]; v[k, i] = v[k, j]; v[k, j] = t }
@@ -121,10 +121,11 @@ awk -F, 'NR > 1 && $1 != "bench" { k = $1 "," $2; n[k]++; v[k, n[k]] = $3 }
             print k "," med } }' "$csv" | sort -t, -k1,1 -k2,2n > "$out/scaling.med"
 rs=$(cut -d, -f2 "$out/scaling.med" | sort -un | tr '\n' ' ')
 {
-    # a CSV may join several sweeps (--runners differing): say the fewest
-    # and the most invocations a point has, and every round trip measured
+    # sweeps joined by --append may repeat some points more than others:
+    # say the fewest and the most invocations a point has, and every
+    # round trip measured
     rtt=$(awk -F, '$1 == "pingpong_ns" { printf "%s%s", n++ ? ", " : "", $3 }' "$csv")
-    inv=$(awk -F, 'NR > 1 && $1 != "pingpong_ns" && $1 != "bench" { c[$1 "," $2]++ }
+    inv=$(awk -F, 'NR > 1 && $1 != "pingpong_ns" { c[$1 "," $2]++ }
         END { for (k in c) { if (!lo || c[k] < lo) lo = c[k]; if (c[k] > hi) hi = c[k] }
               print lo == hi ? lo : lo " to " hi }' "$csv")
     echo "Scaling on $machine; medians of $inv invocation(s) per point; a cache line's round trip between CPUs 0 and 1: ${rtt:-?} ns (bench/pingpong)."
