@@ -14,6 +14,28 @@
 #define STACK_FILL 0xa5u
 #define GUARD_FILL 0x5au /* the byte of KPNI_GUARD_WORD */
 
+/* Streaming stores for a stack's fill, where the compiler offers them
+ * (x86's SSE2).  Nothing reads most of a stack's fill until a scan for
+ * its high-water mark: a store that does not first read the line into
+ * the cache writes it at half the cost, and leaves the cache to what the
+ * net runs on.  Spawning 16 384 processes of 8 KiB stacks (128 MiB of
+ * fill) spent about twice as long in the fill with ordinary stores. */
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+#include <emmintrin.h>
+#define FILL_STREAMS 1
+/* Streaming stores are ordered by nothing weaker than a fence: kpn_spawn
+ * makes one before it returns the process to a caller who may hand the
+ * net to another thread, as late as it can, so that the stores have
+ * mostly drained and the fence finds little to wait for. */
+#define FILL_FENCE() _mm_sfence()
+#else
+#define FILL_STREAMS 0
+#define FILL_FENCE() ((void)0)
+#endif
+/* The top of a stack, which its process touches first, is filled with
+ * ordinary stores: its lines stay in the cache for the start. */
+#define FILL_HOT 256u
+
 #if KPN_CACHE_STAGGER
 /* Neighbouring stack tops are shifted by this many 64-byte steps (cycle
  * of 8), so processes that run one after another do not all hit the same
@@ -104,6 +126,28 @@ static void proc_entry(void *arg)
     kpni_sched_exit(self);
 }
 
+/* Write the fill byte over the 'n' bytes of a stack at 'lo'. */
+static void fill_stack(unsigned char *lo, size_t n)
+{
+#if FILL_STREAMS
+    unsigned char *p = lo;
+    unsigned char *end = lo + (n > FILL_HOT ? n - FILL_HOT : 0);
+    const __m128i v = _mm_set1_epi8((char)STACK_FILL);
+
+    while ((uintptr_t)p % 16 != 0 && p < end)
+        *p++ = STACK_FILL;
+    for (; end - p >= 64; p += 64) {
+        _mm_stream_si128((__m128i *)(void *)p, v);
+        _mm_stream_si128((__m128i *)(void *)(p + 16), v);
+        _mm_stream_si128((__m128i *)(void *)(p + 32), v);
+        _mm_stream_si128((__m128i *)(void *)(p + 48), v);
+    }
+    kpni_memset(p, STACK_FILL, (size_t)(lo + n - p));
+#else
+    kpni_memset(lo, STACK_FILL, n);
+#endif
+}
+
 /*
  * With cfg.guard_pages the block starts with room for one whole page
  * below the stagger, made inaccessible:
@@ -163,7 +207,7 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
 #endif
     kpni_memset(block, GUARD_FILL, KPN_STACK_GUARD);
     if (net->cfg.stack_fill)
-        kpni_memset(block + KPN_STACK_GUARD, STACK_FILL, stack - GUARD_INSIDE);
+        fill_stack(block + KPN_STACK_GUARD, stack - GUARD_INSIDE);
     p = (kpn_proc *)(void *)(top + KPNI_CTX_ROOM());
 
     kpni_memset(p, 0, sizeof *p);
@@ -215,6 +259,7 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
     net->nprocs++;
     kpni_sched_enqueue(&net->runners[0], p); /* the only runner */
 #endif
+    FILL_FENCE();
     *out = p;
     return KPN_OK;
 }
