@@ -286,6 +286,38 @@ void test_stack_high_water_mark_is_exact_to_the_byte(void)
     TEST_ASSERT_EQUAL_size_t(top, ps.stack_peak);
 }
 
+/* The fill reaches every byte below the start-up frame whatever the
+ * stack's size: spawn writes most of a stack a whole line at a time where
+ * it can (streaming stores) and the ends byte by byte.  Over an arena of
+ * other bytes, stacks of these sizes each report the start-up frame
+ * alone as their peak, and hold the fill to their low end. */
+void test_the_fill_reaches_every_byte_of_stacks_of_any_size(void)
+{
+    static const size_t sizes[] = {KPN_STACK_MIN,      KPN_STACK_MIN + 16, KPN_STACK_MIN + 48,
+                                   KPN_STACK_MIN + 80, 4096 + 16,          4096 + 48,
+                                   STACK};
+    kpn_proc *p;
+    kpn_proc_stats ps;
+    const unsigned char *lo;
+    size_t k, i, top = 0;
+
+    memset(arena, 0x33, sizeof arena);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
+    for (k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, sizes[k]));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(p, &ps));
+        if (k == 0)
+            top = ps.stack_peak;
+        TEST_ASSERT_GREATER_THAN(0, top);
+        TEST_ASSERT_EQUAL_size_t(top, ps.stack_peak);
+        lo = (const unsigned char *)(uintptr_t)ps.stack_base;
+        for (i = 0; i < ps.stack_size - ps.stack_peak; ++i)
+            if (lo[i] != 0xa5)
+                TEST_FAIL_MESSAGE("a byte below the start-up frame does not hold the fill");
+    }
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+}
+
 /* With cfg.stack_fill 0 kpn_spawn leaves the stack's bytes as they were:
  * the process runs all the same, and no peak is reported. */
 void test_without_stack_fill_a_stack_keeps_its_bytes_and_reports_no_peak(void)
