@@ -17,9 +17,10 @@
 /* Streaming stores for a stack's fill, where the compiler offers them
  * (x86's SSE2).  Nothing reads most of a stack's fill until a scan for
  * its high-water mark: a store that does not first read the line into
- * the cache writes it at half the cost, and leaves the cache to what the
- * net runs on.  Spawning 16 384 processes of 8 KiB stacks (128 MiB of
- * fill) spent about twice as long in the fill with ordinary stores. */
+ * the cache writes it for less, and leaves the cache to what the net
+ * runs on.  Building 16 384 processes of 8 KiB stacks (128 MiB of fill)
+ * took 14.1 ms against 17.1 with ordinary stores (docs/benchmarks.md,
+ * "AES"). */
 #if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
 #include <emmintrin.h>
 #define FILL_STREAMS 1
