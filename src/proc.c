@@ -127,7 +127,9 @@ static void proc_entry(void *arg)
     kpni_sched_exit(self);
 }
 
-/* Write the fill byte over the 'n' bytes of a stack at 'lo'. */
+/* Write the fill byte over the 'n' bytes of a stack at 'lo', which is
+ * 16-aligned as a streaming store needs: every carve is (KPNI_ALIGN),
+ * and so are the stack's size and the guard band below it. */
 static void fill_stack(unsigned char *lo, size_t n)
 {
 #if FILL_STREAMS
@@ -135,8 +137,6 @@ static void fill_stack(unsigned char *lo, size_t n)
     unsigned char *end = lo + (n > FILL_HOT ? n - FILL_HOT : 0);
     const __m128i v = _mm_set1_epi8((char)STACK_FILL);
 
-    while ((uintptr_t)p % 16 != 0 && p < end)
-        *p++ = STACK_FILL;
     for (; end - p >= 64; p += 64) {
         _mm_stream_si128((__m128i *)(void *)p, v);
         _mm_stream_si128((__m128i *)(void *)(p + 16), v);
