@@ -260,7 +260,8 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
     net->nprocs++;
     kpni_sched_enqueue(&net->runners[0], p); /* the only runner */
 #endif
-    FILL_FENCE();
+    if (net->cfg.stack_fill)
+        FILL_FENCE();
     *out = p;
     return KPN_OK;
 }
