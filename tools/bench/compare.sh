@@ -22,6 +22,10 @@
 # each) and what the machine takes to pass one cache line between the
 # two CPUs and back (bench/pingpong), which the two-runner rows depend
 # on and which a virtual machine's host may change from minute to minute.
+# It also times the working tree's bench/coro_ring at the ring's two
+# sizes: coroutines on the port's switch and nothing else, the floor
+# under a ring hop on the machine, and how that floor grows with the
+# ring's size.
 #
 # Usage: tools/bench/compare.sh BASE [ROUNDS]     (ROUNDS default 5)
 set -eu
@@ -85,6 +89,8 @@ while [ "$i" -lt "$rounds" ]; do
     i=$((i + 1))
     round "$old" before ""
     round "$new" after --huge_pages=0
+    "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/coro1k"
+    "$new/coro_ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/coro10k"
     "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --policy=auto \
         2>/dev/null | tail -1 >>"$out/pipe.auto"
     "$new/random" --preset=RND-A --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rnda.auto"
@@ -117,6 +123,7 @@ done
 echo "compare: instruction and cache counts (valgrind)" >&2
 hop_old=$(tools/bench/hop_cost.sh "$old/ring")
 hop_new=$(tools/bench/hop_cost.sh "$new/ring")
+hop_coro=$(tools/bench/hop_cost.sh "$new/coro_ring")
 
 # field FILE KEY: every value of KEY=, one a line
 field() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" "$1" 2>/dev/null; }
@@ -128,15 +135,17 @@ stats() {
               fmt = "%." p "f (%." p "f-%." p "f)"; printf fmt "\n", m, v[1], v[NR] }'
 }
 row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$4"; }
-# ring_ratio V [OTHER]: per round, OTHER's ns per hop over the 1 000-process
-# ring's on 1 runner (OTHER: ring10k, the default, or ring2r)
-ring_ratio() {
-    paste "$out/ring1k.$1" "$out/${2:-ring10k}.$1" | awk '{
+# over A B: per round, the ns per hop of file B over that of file A
+over() {
+    paste "$out/$1" "$out/$2" 2>/dev/null | awk '{
         a = b = 0
         for (i = 1; i <= NF; ++i)
             if ($i ~ /^ns_per_hop=/) { v = substr($i, 12); if (a == 0) a = v; else b = v }
         if (a > 0) print b / a }'
 }
+# ring_ratio V [OTHER]: per round, OTHER's ns per hop over the 1 000-process
+# ring's on 1 runner (OTHER: ring10k, the default, or ring2r)
+ring_ratio() { over "ring1k.$1" "${2:-ring10k}.$1"; }
 hop() { echo "$1" | sed -n "s/.* $2=\([0-9.]*\).*/\1/p"; }
 # even FILE: per round, 2 * faster / slower of the two bound runs
 even() { awk 'NF == 2 && $1 > 0 && $2 > 0 { f = $1 < $2 ? $1 : $2; s = $1 < $2 ? $2 : $1; print 2 * f / s }' "$out/$1" 2>/dev/null; }
@@ -153,6 +162,11 @@ row "ring, 1 000 processes, 1 runner: ns per hop" "<= 20" "$(field "$out/ring1k.
 row "ring: instructions per hop (callgrind)" "<= 160" "$(hop "$hop_old" instr_per_hop)" "$(hop "$hop_new" instr_per_hop)"
 row "ring: D1 lines per hop (cachegrind)" "<= 7" "$(hop "$hop_old" d1_lines_per_hop)" "$(hop "$hop_new" d1_lines_per_hop)"
 row "ring, 10 000 processes / 1 000" "<= 1.3" "$(ring_ratio before | stats 1 2)" "$(ring_ratio after | stats 1 2)"
+row "bare coroutines on the port's switch, with kpn's prefetch (bench/coro_ring), 1 000 in a ring: ns per hop" "-" "-" "$(field "$out/coro1k" ns_per_hop | stats 1 1)"
+row "the same: instructions and D1 lines per hop" "-" "-" "$(hop "$hop_coro" instr_per_hop), $(hop "$hop_coro" d1_lines_per_hop)"
+row "the same, 10 000 / 1 000" "-" "-" "$(over coro1k coro10k | stats 1 2)"
+row "ring / bare coroutines, 1 000 processes" "-" "-" "$(over coro1k ring1k.after | stats 1 2)"
+row "ring / bare coroutines, 10 000 processes" "-" "-" "$(over coro10k ring10k.after | stats 1 2)"
 row "ring, 1 000 processes: 2 runners (work stealing) / 1, time per hop" "-" "$(ring_ratio before ring2r | stats 1 2)" "$(ring_ratio after ring2r | stats 1 2)"
 row "ring of 2 processes, one on each runner (--policy=static): ns per hop" "-" "$(field "$out/handoff.before" ns_per_hop | stats 1 0)" "$(field "$out/handoff.after" ns_per_hop | stats 1 0)"
 row "two threads passing one cache line between CPU 0 and CPU 1 (bench/pingpong): ns a round trip" "-" "-" "$(field "$out/pingpong" ns_per_round_trip | stats 1 0)"

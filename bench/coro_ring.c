@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/* The floor under a ring hop: coroutines on the port's switch, with nothing of kpn above it. */
+#include <stdint.h>
+#include "kpn.h"
+#include "port.h"
+#include "bench.h"
+
+/*
+ * No kpn above the port here.  N coroutines in a ring, each a stack
+ * whose top line holds its context and a one-word slot; a hop writes the
+ * token into the next one's slot and switches straight to it.  No
+ * channel, no queue, no checks, no counters, no resolver: what a hop
+ * costs with the port's switch on kpn's layout (each stack top on a
+ * line of its own, staggered over 8 lines as kpn staggers them), and
+ * nothing else.  Beside bench/ring at the same size the difference is
+ * kpn's, and how the hop grows with the ring says how much of
+ * bench/ring's step from 1 000 to 10 000 processes the machine's caches
+ * would take from any runtime (docs/benchmarks.md, "Large nets").
+ */
+
+enum { LINE = 64, STAGGER = 8, MAX_CTX = 4096 };
+
+/* Above each stack's top, right after its context. */
+struct coro {
+    struct coro *next;
+    long long slot; /* the token as the one before passed it on */
+};
+
+static unsigned char arena[256u << 20] __attribute__((aligned(64)));
+static unsigned char host[MAX_CTX] __attribute__((aligned(64))); /* main's context */
+static size_t ctx_room; /* a context's bytes, rounded up; each coro follows its own */
+static long long trips;
+static int prefetch;
+
+static kpn_port_ctx *ctx_of(struct coro *c)
+{
+    return (kpn_port_ctx *)(void *)((unsigned char *)c - ctx_room);
+}
+
+/* Every coroutine passes the token on 'trips' times.  The first then
+ * goes back to main and leaves the others parked: the next run lays the
+ * arena out afresh. */
+static void hop(void *arg)
+{
+    struct coro *self = arg, *next = self->next;
+    long long k;
+
+    for (k = 0; k < trips; ++k) {
+        next->slot = self->slot + 1;
+        if (prefetch) {
+            /* kpn's trick: the lines of the one after 'next', a hop ahead */
+            const unsigned char *top = (const unsigned char *)ctx_of(next->next);
+
+            __builtin_prefetch(top + ctx_room, 1);
+            __builtin_prefetch(top - LINE, 1);
+            __builtin_prefetch(top - 2 * LINE, 1);
+        }
+        kpn_port_switch(ctx_of(self), ctx_of(next));
+    }
+    kpn_port_switch(ctx_of(self), (kpn_port_ctx *)(void *)host);
+}
+
+int main(int argc, char **argv)
+{
+    bench_opt opt[] = {
+        {"procs", "coroutines in the ring", 1000, NULL, 2, 1000000},
+        {"trips", "round trips the token makes", 1000, NULL, 1, 1000000000},
+        {"stack", "stack bytes per coroutine (rounded up to 64)", 4096, NULL, KPN_STACK_MIN,
+         1 << 24},
+        {"runs", "timed runs; the median is reported", 5, NULL, 1, 1000},
+        {"prefetch", "1: each hop asks for the lines of the coroutine two hops on, as kpn's "
+                     "wake does; 0: it asks for nothing", 1, NULL, 0, 1},
+    };
+    enum { PROCS, TRIPS, STACK, RUNS, PREFETCH };
+    double ns[1000], t0;
+    long long n, i;
+    size_t stack, stride;
+    int run, runs, verified = 1;
+
+    bench_parse(argc, argv,
+                "Pass a token round a ring of bare coroutines on the port's switch; report ns "
+                "per hop, the floor under bench/ring's.",
+                opt, (int)(sizeof opt / sizeof opt[0]));
+    n = opt[PROCS].value;
+    trips = opt[TRIPS].value;
+    runs = (int)opt[RUNS].value;
+    prefetch = (int)opt[PREFETCH].value;
+    if (kpn_port_ctx_size() > MAX_CTX) {
+        bench_note("the port's context takes %zu bytes, more than %d", kpn_port_ctx_size(),
+                   MAX_CTX);
+        return 1;
+    }
+    stack = ((size_t)opt[STACK].value + LINE - 1) & ~(size_t)(LINE - 1);
+    ctx_room = (kpn_port_ctx_size() + 15) & ~(size_t)15;
+    stride = (STAGGER - 1) * LINE + stack +
+             ((ctx_room + sizeof(struct coro) + LINE - 1) & ~(size_t)(LINE - 1));
+    if ((size_t)n > sizeof arena / stride) {
+        bench_note("needs %zu bytes of arena, has %zu", (size_t)n * stride, sizeof arena);
+        return 1;
+    }
+
+    for (run = 0; run < runs; ++run) {
+        struct coro *first = NULL, *prev = NULL;
+
+        for (i = 0; i < n; ++i) {
+            unsigned char *top = arena + (size_t)i * stride + (size_t)(i % STAGGER) * LINE + stack;
+            struct coro *c = (struct coro *)(void *)(top + ctx_room);
+
+            c->next = NULL;
+            c->slot = 0;
+            kpn_port_init((kpn_port_ctx *)(void *)top, top - stack, stack, hop, c);
+            if (prev != NULL)
+                prev->next = c;
+            else
+                first = c;
+            prev = c;
+        }
+        prev->next = first;
+        t0 = bench_now();
+        kpn_port_switch((kpn_port_ctx *)(void *)host, ctx_of(first));
+        ns[run] = (bench_now() - t0) * 1e9 / (double)(n * trips);
+        if (first->slot != n * trips)
+            verified = 0;
+        bench_note("run %d/%d: %.1f ns/hop", run + 1, runs, ns[run]);
+    }
+    bench_result("procs=%lld hops=%lld ns_per_hop=%.1f port=%s trips=%lld stack=%zu runs=%d "
+                 "prefetch=%d verified=%d",
+                 n, n * trips, bench_median(ns, runs), KPN_BENCH_PORT, trips, stack, runs,
+                 prefetch, verified);
+    return verified ? 0 : 1;
+}
