@@ -7,12 +7,14 @@
 
 /*
  * No kpn above the port here.  N coroutines in a ring, each a stack
- * whose top line holds its context and a one-word slot; a hop writes the
- * token into the next one's slot and switches straight to it.  No
- * channel, no queue, no checks, no counters, no resolver: what a hop
- * costs with the port's switch on kpn's layout (each stack top on a
- * line of its own, staggered over 8 lines as kpn staggers them), and
- * nothing else.  Beside bench/ring at the same size the difference is
+ * whose top line holds its context, a link to the next and a one-word
+ * slot; a hop writes the token into the next one's slot, asks for the
+ * lines of the one after that (as kpn's wake asks for those of the
+ * process it makes ready; --prefetch=0 leaves that out) and switches
+ * straight to the next.  No channel, no queue, no checks, no counters,
+ * no resolver: what a hop costs with the port's switch on kpn's layout
+ * (each stack top on a line of its own, staggered over 8 lines as kpn
+ * staggers them), and nothing else.  Beside bench/ring at the same size the difference is
  * kpn's, and how the hop grows with the ring says how much of
  * bench/ring's step from 1 000 to 10 000 processes the machine's caches
  * would take from any runtime (docs/benchmarks.md, "Large nets").
@@ -48,7 +50,8 @@ static void hop(void *arg)
     for (k = 0; k < trips; ++k) {
         next->slot = self->slot + 1;
         if (prefetch) {
-            /* kpn's trick: the lines of the one after 'next', a hop ahead */
+            /* its slot and the two lines below its stack's top, where
+             * it saved its registers */
             const unsigned char *top = (const unsigned char *)ctx_of(next->next);
 
             __builtin_prefetch(top + ctx_room, 1);
