@@ -20,6 +20,7 @@
  * would take from any runtime (docs/benchmarks.md, "Large nets").
  */
 
+/* STAGGER: kpn's own cycle of stack tops (src/proc.c, STAGGER_CYCLE) */
 enum { LINE = 64, STAGGER = 8, MAX_CTX = 4096 };
 
 /* Above each stack's top, right after its context. */
