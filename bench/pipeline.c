@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include "kpn.h"
 #include "bench.h"
+#include "pipeline.h"
 
 /*
  *     source ──► stage 1 ──► stage 2 ──► ... ──► stage S ──► sink
@@ -27,12 +28,6 @@
 
 enum { MAX_STAGES = 1000, MAX_COPIES = 32 };
 
-struct msg {
-    uint32_t seq;   /* 0, 1, ... in send order */
-    uint32_t hops;  /* stages passed */
-    uint64_t check; /* seed(seq), then step(.., k) at stage k = 1..S */
-};
-
 /* A process's channels ('in' NULL for the source, 'out' NULL for the sink),
  * filled in before kpn_run. */
 struct stage_io {
@@ -47,44 +42,6 @@ static uint64_t burn_iterations; /* per message per stage */
 
 /* Written by each copy's sink only, read by main after kpn_run. */
 static long long sink_count[MAX_COPIES], sink_bad[MAX_COPIES], sink_first_bad[MAX_COPIES];
-
-static uint64_t seed(uint32_t seq)
-{
-    return ((uint64_t)seq + 1u) * UINT64_C(0x9e3779b97f4a7c15);
-}
-
-/* Stage k maps the checksum c to c * P + K(k) (mod 2^64), P odd and K(k)
- * distinct odd numbers.  Order matters: stages a then b give
- * c * P^2 + K(a) * P + K(b), and b then a give K(b) * P + K(a); a stage
- * skipped or repeated changes the power of P.  Being affine, the S stages
- * fold into one map the sink computes once (whole_pipeline), so checking
- * a message costs the sink O(1), not the O(S) of stepping through every
- * stage: a sink that did that was the heaviest process of a fine-grained
- * pipeline, a load no split between runners could balance. */
-#define CHECK_P UINT64_C(0x100000001b3)
-
-static uint64_t stage_constant(uint32_t stage)
-{
-    return (uint64_t)stage * UINT64_C(0xbf58476d1ce4e5b9) | 1u;
-}
-
-static uint64_t step(uint64_t check, uint32_t stage)
-{
-    return check * CHECK_P + stage_constant(stage);
-}
-
-/* The map of stages 1..S together: c -> c * *mul + *add. */
-static void whole_pipeline(uint64_t *mul, uint64_t *add)
-{
-    uint32_t k;
-
-    *mul = 1;
-    *add = 0;
-    for (k = 1; k <= (uint32_t)stages; ++k) {
-        *mul *= CHECK_P;
-        *add = step(*add, k);
-    }
-}
 
 static void source(void *arg)
 {
@@ -129,7 +86,7 @@ static void sink(void *arg)
     uint64_t want, mul, add;
     long long count = 0, bad = 0, first_bad = -1;
 
-    whole_pipeline(&mul, &add);
+    whole_pipeline((uint32_t)stages, &mul, &add);
     while ((s = KPN_RECV(io->in, &m)) == KPN_OK) {
         want = seed((uint32_t)count) * mul + add;
         if (m.seq != (uint32_t)count || m.hops != (uint32_t)stages || m.check != want) {

@@ -25,7 +25,9 @@
 # It also times the working tree's bench/coro_ring at the ring's two
 # sizes: coroutines on the port's switch and nothing else, the floor
 # under a ring hop on the machine, and how that floor grows with the
-# ring's size.
+# ring's size; and bench/coro_pipeline, the no-work pipeline's stages on
+# bare coroutines joined by bare rings, the floor under its 1-runner
+# figure.
 #
 # Usage: tools/bench/compare.sh BASE [ROUNDS]     (ROUNDS default 5)
 set -eu
@@ -91,6 +93,8 @@ while [ "$i" -lt "$rounds" ]; do
     round "$new" after --huge_pages=0
     "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/coro1k"
     "$new/coro_ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/coro10k"
+    "$new/coro_pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
+        tail -1 >>"$out/coro.pipe"
     "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --policy=auto \
         2>/dev/null | tail -1 >>"$out/pipe.auto"
     "$new/random" --preset=RND-A --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rnda.auto"
@@ -143,6 +147,12 @@ over() {
             if ($i ~ /^ns_per_hop=/) { v = substr($i, 12); if (a == 0) a = v; else b = v }
         if (a > 0) print b / a }'
 }
+# per FILE_A KEY_A FILE_B KEY_B: per round, A's KEY_A over B's KEY_B
+per() {
+    field "$out/$1" "$2" >"$out/per.a"
+    field "$out/$3" "$4" >"$out/per.b"
+    paste "$out/per.a" "$out/per.b" | awk 'NF == 2 && $2 > 0 { print $1 / $2 }'
+}
 # ring_ratio V [OTHER]: per round, OTHER's ns per hop over the 1 000-process
 # ring's on 1 runner (OTHER: ring10k, the default, or ring2r)
 ring_ratio() { over "ring1k.$1" "${2:-ring10k}.$1"; }
@@ -171,6 +181,8 @@ row "ring, 1 000 processes: 2 runners (work stealing) / 1, time per hop" "-" "$(
 row "ring of 2 processes, one on each runner (--policy=static): ns per hop" "-" "$(field "$out/handoff.before" ns_per_hop | stats 1 0)" "$(field "$out/handoff.after" ns_per_hop | stats 1 0)"
 row "two threads passing one cache line between CPU 0 and CPU 1 (bench/pingpong): ns a round trip" "-" "-" "$(field "$out/pingpong" ns_per_round_trip | stats 1 0)"
 row "pipeline, 50 stages, no work, 1 runner: ns per message-stage" "<= 5" "$(field "$out/pipe.before" wall_1 | stats 20 2)" "$(field "$out/pipe.after" wall_1 | stats 20 2)"
+row "bare coroutines joined by bare rings (bench/coro_pipeline), the same pipeline: ns per message-stage" "-" "-" "$(field "$out/coro.pipe" ns_per_stage | stats 1 2)"
+row "pipeline, 1 runner / bare coroutines" "-" "-" "$(per pipe.after wall_1 coro.pipe wall | stats 1 2)"
 row "pipeline, no work: 2 runners / 1 (work stealing)" ">= 1.5" "$(field "$out/pipe.before" speedup | stats 1 2)" "$(field "$out/pipe.after" speedup | stats 1 2)"
 row "pipeline, no work: 2 runners / 1 (work stealing, never learning: --learn=0)" "-" "-" "$(field "$out/pipe.nolearn" speedup | stats 1 2)"
 row "pipeline, no work: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/pipe.last" speedup | stats 1 2)"
