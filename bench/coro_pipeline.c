@@ -4,6 +4,7 @@
 #include "kpn.h"
 #include "port.h"
 #include "bench.h"
+#include "bare.h"
 #include "pipeline.h"
 
 /*
@@ -23,7 +24,7 @@
  * "Pipeline").
  */
 
-enum { LINE = 64, MAX_STAGES = 1000, MAX_CTX = 4096 };
+enum { MAX_STAGES = 1000 };
 
 /* One channel, read and written on one thread: counts and positions. */
 struct ring {
@@ -40,7 +41,6 @@ struct coro {
 };
 
 static unsigned char arena[64u << 20] __attribute__((aligned(64)));
-static unsigned char host[MAX_CTX] __attribute__((aligned(64))); /* main's context */
 static size_t ctx_room; /* a context's bytes, rounded up; each coro follows its own */
 
 /* Set by main before each run. */
@@ -114,9 +114,7 @@ static void source(void *arg)
     long long i;
 
     for (i = 0; i < messages; ++i) {
-        m.seq = (uint32_t)i;
-        m.hops = 0;
-        m.check = seed(m.seq);
+        msg_first(&m, (uint32_t)i);
         put(self, self->out, &m);
     }
     close_and_pass(self);
@@ -129,8 +127,7 @@ static void stage(void *arg)
 
     while (get(self, self->in, &m)) {
         bench_burn(burn_iterations);
-        m.check = step(m.check, self->number);
-        ++m.hops;
+        msg_stage(&m, self->number);
         put(self, self->out, &m);
     }
     close_and_pass(self);
@@ -145,14 +142,13 @@ static void sink(void *arg)
 
     whole_pipeline((uint32_t)stages, &mul, &add);
     while (get(self, self->in, &m)) {
-        if (m.seq != (uint32_t)count || m.hops != (uint32_t)stages ||
-            m.check != seed((uint32_t)count) * mul + add)
+        if (!msg_right(&m, (uint32_t)count, (uint32_t)stages, mul, add))
             ++bad;
         ++count;
     }
     sink_count = count;
     sink_bad = bad;
-    kpn_port_switch(ctx_of(self), (kpn_port_ctx *)(void *)host);
+    kpn_port_switch(ctx_of(self), bare_host_ctx());
 }
 
 /* Lays out the coroutines and rings afresh and runs the pipeline from the
@@ -161,7 +157,7 @@ static double run_once(size_t stack, size_t capacity)
 {
     static struct ring ring[MAX_STAGES + 1];
     static struct coro *coro[MAX_STAGES + 2];
-    size_t stride = stack + ((ctx_room + sizeof(struct coro) + LINE - 1) & ~(size_t)(LINE - 1));
+    size_t stride = stack + bare_lines(ctx_room + sizeof(struct coro));
     unsigned char *bufs = arena + (size_t)(stages + 2) * stride;
     long long i, n = stages + 2;
     double t0;
@@ -189,7 +185,7 @@ static double run_once(size_t stack, size_t capacity)
         coro[i]->next = coro[(i + 1) % n];
     sink_count = sink_bad = 0;
     t0 = bench_now();
-    kpn_port_switch((kpn_port_ctx *)(void *)host, ctx_of(coro[0]));
+    kpn_port_switch(bare_host_ctx(), ctx_of(coro[0]));
     return bench_now() - t0;
 }
 
@@ -219,15 +215,9 @@ int main(int argc, char **argv)
     messages = opt[D].value;
     capacity = (size_t)opt[CAPACITY].value;
     runs = (int)opt[RUNS].value;
-    if (kpn_port_ctx_size() > MAX_CTX) {
-        bench_note("the port's context takes %zu bytes, more than %d", kpn_port_ctx_size(),
-                   MAX_CTX);
-        return 1;
-    }
-    stack = ((size_t)opt[STACK].value + LINE - 1) & ~(size_t)(LINE - 1);
-    ctx_room = (kpn_port_ctx_size() + 15) & ~(size_t)15;
-    need = (size_t)(stages + 2) *
-               (stack + ((ctx_room + sizeof(struct coro) + LINE - 1) & ~(size_t)(LINE - 1))) +
+    ctx_room = bare_ctx_room();
+    stack = bare_lines((size_t)opt[STACK].value);
+    need = (size_t)(stages + 2) * (stack + bare_lines(ctx_room + sizeof(struct coro))) +
            (size_t)(stages + 1) * capacity * sizeof(struct msg);
     if (need > sizeof arena) {
         bench_note("needs %zu bytes of arena, has %zu; use fewer --stages or a smaller "

@@ -4,6 +4,7 @@
 #include "kpn.h"
 #include "port.h"
 #include "bench.h"
+#include "bare.h"
 
 /*
  * No kpn above the port here.  N coroutines in a ring, each a stack
@@ -21,7 +22,7 @@
  */
 
 /* STAGGER: kpn's own cycle of stack tops (src/proc.c, STAGGER_CYCLE) */
-enum { LINE = 64, STAGGER = 8, MAX_CTX = 4096 };
+enum { LINE = BARE_LINE, STAGGER = 8 };
 
 /* Above each stack's top, right after its context. */
 struct coro {
@@ -30,7 +31,6 @@ struct coro {
 };
 
 static unsigned char arena[256u << 20] __attribute__((aligned(64)));
-static unsigned char host[MAX_CTX] __attribute__((aligned(64))); /* main's context */
 static size_t ctx_room; /* a context's bytes, rounded up; each coro follows its own */
 static long long trips;
 static int prefetch;
@@ -61,7 +61,7 @@ static void hop(void *arg)
         }
         kpn_port_switch(ctx_of(self), ctx_of(next));
     }
-    kpn_port_switch(ctx_of(self), (kpn_port_ctx *)(void *)host);
+    kpn_port_switch(ctx_of(self), bare_host_ctx());
 }
 
 int main(int argc, char **argv)
@@ -89,15 +89,9 @@ int main(int argc, char **argv)
     trips = opt[TRIPS].value;
     runs = (int)opt[RUNS].value;
     prefetch = (int)opt[PREFETCH].value;
-    if (kpn_port_ctx_size() > MAX_CTX) {
-        bench_note("the port's context takes %zu bytes, more than %d", kpn_port_ctx_size(),
-                   MAX_CTX);
-        return 1;
-    }
-    stack = ((size_t)opt[STACK].value + LINE - 1) & ~(size_t)(LINE - 1);
-    ctx_room = (kpn_port_ctx_size() + 15) & ~(size_t)15;
-    stride = (STAGGER - 1) * LINE + stack +
-             ((ctx_room + sizeof(struct coro) + LINE - 1) & ~(size_t)(LINE - 1));
+    ctx_room = bare_ctx_room();
+    stack = bare_lines((size_t)opt[STACK].value);
+    stride = (STAGGER - 1) * LINE + stack + bare_lines(ctx_room + sizeof(struct coro));
     if ((size_t)n > sizeof arena / stride) {
         bench_note("needs %zu bytes of arena, has %zu", (size_t)n * stride, sizeof arena);
         return 1;
@@ -121,7 +115,7 @@ int main(int argc, char **argv)
         }
         prev->next = first;
         t0 = bench_now();
-        kpn_port_switch((kpn_port_ctx *)(void *)host, ctx_of(first));
+        kpn_port_switch(bare_host_ctx(), ctx_of(first));
         ns[run] = (bench_now() - t0) * 1e9 / (double)(n * trips);
         if (first->slot != n * trips)
             verified = 0;

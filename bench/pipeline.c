@@ -50,9 +50,7 @@ static void source(void *arg)
     long long i;
 
     for (i = 0; i < messages; ++i) {
-        m.seq = (uint32_t)i;
-        m.hops = 0;
-        m.check = seed(m.seq);
+        msg_first(&m, (uint32_t)i);
         BENCH_CHECK(KPN_SEND(io->out, &m));
     }
 }
@@ -65,8 +63,7 @@ static void stage(void *arg)
 
     while ((s = KPN_RECV(io->in, &m)) == KPN_OK) {
         bench_burn(burn_iterations);
-        m.check = step(m.check, io->number);
-        ++m.hops;
+        msg_stage(&m, io->number);
         BENCH_CHECK(KPN_SEND(io->out, &m));
     }
     if (s != KPN_EOF)
@@ -83,13 +80,12 @@ static void sink(void *arg)
     struct stage_io *io = arg;
     struct msg m;
     kpn_status s;
-    uint64_t want, mul, add;
+    uint64_t mul, add;
     long long count = 0, bad = 0, first_bad = -1;
 
     whole_pipeline((uint32_t)stages, &mul, &add);
     while ((s = KPN_RECV(io->in, &m)) == KPN_OK) {
-        want = seed((uint32_t)count) * mul + add;
-        if (m.seq != (uint32_t)count || m.hops != (uint32_t)stages || m.check != want) {
+        if (!msg_right(&m, (uint32_t)count, (uint32_t)stages, mul, add)) {
             if (bad++ == 0)
                 first_bad = count;
         }

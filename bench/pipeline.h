@@ -49,4 +49,27 @@ static inline void whole_pipeline(uint32_t stages, uint64_t *mul, uint64_t *add)
     }
 }
 
+/* The source's message number 'seq'. */
+static inline void msg_first(struct msg *m, uint32_t seq)
+{
+    m->seq = seq;
+    m->hops = 0;
+    m->check = seed(seq);
+}
+
+/* What stage 'number' does to a message once it has burnt its work. */
+static inline void msg_stage(struct msg *m, uint32_t number)
+{
+    m->check = step(m->check, number);
+    ++m->hops;
+}
+
+/* Whether 'm' is right as the sink's message number 'count' of a pipeline
+ * of 'stages' stages, whose map whole_pipeline gave as (mul, add). */
+static inline int msg_right(const struct msg *m, uint32_t count, uint32_t stages, uint64_t mul,
+                            uint64_t add)
+{
+    return m->seq == count && m->hops == stages && m->check == seed(count) * mul + add;
+}
+
 #endif
