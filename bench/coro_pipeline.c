@@ -11,17 +11,17 @@
  * bench/pipeline's net with no kpn above the port: S + 2 coroutines on the
  * port's switch (the source, S stages, the sink) joined by rings of
  * --capacity messages.  Each does to a message what bench/pipeline's
- * process in its place does (the source's seed, a stage's burn, checksum
- * step and count, the sink's check), but a receive is a look at two
- * counts and a copy out, a send a look and a copy in, and a coroutine that
- * cannot go on switches straight to the next one in the pipeline's order,
- * the sink to the source: each turn the source fills its ring, and each
- * stage in turn empties its input into its output, a ring's worth of
- * messages for one switch, as many as kpn's run queue makes of the same
- * net on one runner.  No handles, no caller checks, no queue, no resolver, no
- * counters.  Beside `bench/pipeline --runners=1` at the same options the
- * difference is kpn's channel path and scheduler (docs/benchmarks.md,
- * "Pipeline").
+ * process in its place does (pipeline.h: the source's first form, a
+ * stage's burn and step, the sink's check), but a receive is a look at
+ * two counts and a copy out, a send a look and a copy in, and a coroutine
+ * that cannot go on switches straight to the next one in the pipeline's
+ * order, the sink to the source.  Each turn the source fills its ring and
+ * each stage in turn empties its input into its output: a ring's worth of
+ * messages a switch, as many switches as kpn's run queue makes of the
+ * same net on one runner.  No handles, no caller checks, no queue, no
+ * resolver, no counters.  Beside `bench/pipeline --runners=1` at the same
+ * options the difference is kpn's channel path and scheduler
+ * (docs/benchmarks.md, "Pipeline").
  */
 
 enum { MAX_STAGES = 1000 };
