@@ -139,20 +139,14 @@ stats() {
               fmt = "%." p "f (%." p "f-%." p "f)"; printf fmt "\n", m, v[1], v[NR] }'
 }
 row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$4"; }
-# over A B: per round, the ns per hop of file B over that of file A
-over() {
-    paste "$out/$1" "$out/$2" 2>/dev/null | awk '{
-        a = b = 0
-        for (i = 1; i <= NF; ++i)
-            if ($i ~ /^ns_per_hop=/) { v = substr($i, 12); if (a == 0) a = v; else b = v }
-        if (a > 0) print b / a }'
-}
 # per FILE_A KEY_A FILE_B KEY_B: per round, A's KEY_A over B's KEY_B
 per() {
     field "$out/$1" "$2" >"$out/per.a"
     field "$out/$3" "$4" >"$out/per.b"
     paste "$out/per.a" "$out/per.b" | awk 'NF == 2 && $2 > 0 { print $1 / $2 }'
 }
+# over A B: per round, the ns per hop of file B over that of file A
+over() { per "$2" ns_per_hop "$1" ns_per_hop; }
 # ring_ratio V [OTHER]: per round, OTHER's ns per hop over the 1 000-process
 # ring's on 1 runner (OTHER: ring10k, the default, or ring2r)
 ring_ratio() { over "ring1k.$1" "${2:-ring10k}.$1"; }
