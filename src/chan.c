@@ -197,7 +197,8 @@ static KPNI_INLINE void copy_quarters(void *dst, const void *src)
  * it moves them with plain loads and stores instead of a call.  The fast
  * paths leave other sizes to the slow ones: a call to memcpy would make
  * them save registers.  'into_ring': a send's copy into the ring
- * (above), a constant at each call. */
+ * (above), a constant at each call; a small memory keeps the one copy
+ * of two words, for its code's size. */
 static KPNI_INLINE int copy_small(void *dst, const void *src, size_t n, int into_ring)
 {
     /* tested in this order, the commonest sizes first: a word, an int,
@@ -206,7 +207,7 @@ static KPNI_INLINE int copy_small(void *dst, const void *src, size_t n, int into
         kpni_memcpy(dst, src, 8);
     else if (n == 4)
         kpni_memcpy(dst, src, 4);
-    else if (n == 16 && into_ring)
+    else if (n == 16 && into_ring && !KPN_COMPACT)
         copy_quarters(dst, src);
     else if (n == 16)
         copy_two_words(dst, src);
