@@ -30,99 +30,116 @@
 # figure.
 #
 # Usage: tools/bench/compare.sh BASE [ROUNDS]     (ROUNDS default 5)
+#        tools/bench/compare.sh --report BASE
+# --report prints the table again from the runs the last invocation left
+# in build/compare/runs, counting the instructions and lines again from
+# the builds it left (valgrind's counts do not drift).
 set -eu
-[ $# -ge 1 ] || { echo "usage: $0 BASE [ROUNDS]" >&2; exit 2; }
+report=
+if [ "${1:-}" = --report ]; then
+    report=1
+    shift
+fi
+[ $# -ge 1 ] || { echo "usage: $0 [--report] BASE [ROUNDS]" >&2; exit 2; }
 base=$1
 rounds=${2:-5}
 top=$(pwd)
 scratch=$top/build/compare
 out=$scratch/runs
-rm -rf "$out"
-mkdir -p "$out"
-
-echo "compare: building $base in $scratch/base" >&2
-if [ ! -d "$scratch/base" ]; then
-    git worktree add --detach "$scratch/base" "$base" >/dev/null
-else
-    git -C "$scratch/base" checkout -q --detach "$base"
-fi
-make -C "$scratch/base" -j2 >/dev/null
-echo "compare: building the working tree" >&2
-make -j2 >/dev/null
 old=$scratch/base/build/amd64/bench
 new=$top/build/amd64/bench
+if [ -n "$report" ]; then
+    [ -d "$out" ] && [ -x "$old/ring" ] && [ -x "$new/ring" ] ||
+        { echo "compare: no runs or builds in $scratch to report" >&2; exit 1; }
+    rounds=$(wc -l <"$out/ring1k.after")
+else
+    rm -rf "$out"
+    mkdir -p "$out"
+    git rev-parse --short HEAD >"$out/commit"
+    git diff --quiet || echo "modified" >>"$out/commit"
 
-# one round of one build: D is the binary folder, V the label, AES the
-# options that make its AES runs like the other build's (the working
-# tree's bench/aes asks for 2 MiB pages unless told --huge_pages=0, which
-# BASE's does not know)
-round() {
-    d=$1 v=$2 aes=$3
-    "$d/ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/ring1k.$v"
-    "$d/ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/ring10k.$v"
-    "$d/ring" --procs=1000 --trips=2000 --runs=5 --runners=2 2>/dev/null | tail -1 >>"$out/ring2r.$v"
-    "$d/ring" --procs=2 --trips=100000 --runs=3 --runners=2 --policy=static 2>/dev/null |
-        tail -1 >>"$out/handoff.$v"
-    "$d/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
-        tail -1 >>"$out/pipe.$v"
-    "$d/random" --preset=RND-A --d=50000 --runs=1 2>/dev/null | tail -1 >>"$out/rnda.$v"
-    "$d/random" --preset=RND-B --d=50000 --runs=1 2>/dev/null | tail -1 >>"$out/rndb.$v"
-    "$d/aes" --b=26 --k=16 --passes=4 --runners=2 --runs=3 $aes 2>/dev/null | tail -1 >>"$out/aes2.$v"
-    "$d/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 $aes 2>/dev/null | tail -1 >>"$out/aes16k.$v"
-}
-
-# pinned D OUT KEY ARGS...: the 1-runner wall time (the result line's KEY:
-# wall_1, or wall for AES) of one run bound to CPU 0 and of one bound to
-# CPU 1, as "t0 t1" on a line of OUT
-pinned() {
-    d=$1 f=$2 k=$3
-    shift 3
-    t0=$(taskset -c 0 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n "s/.* $k=\([0-9.]*\).*/\1/p")
-    t1=$(taskset -c 1 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n "s/.* $k=\([0-9.]*\).*/\1/p")
-    echo "$t0 $t1" >>"$out/$f"
-}
-pin=
-if command -v taskset >/dev/null 2>&1 && taskset -c 1 true 2>/dev/null; then
-    pin=1
-fi
-
-i=0
-while [ "$i" -lt "$rounds" ]; do
-    i=$((i + 1))
-    round "$old" before ""
-    round "$new" after --huge_pages=0
-    "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/coro1k"
-    "$new/coro_ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/coro10k"
-    "$new/coro_pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
-        tail -1 >>"$out/coro.pipe"
-    "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --policy=auto \
-        2>/dev/null | tail -1 >>"$out/pipe.auto"
-    "$new/random" --preset=RND-A --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rnda.auto"
-    "$new/random" --preset=RND-B --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rndb.auto"
-    "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --learn=0 \
-        2>/dev/null | tail -1 >>"$out/pipe.nolearn"
-    "$new/random" --preset=RND-A --d=50000 --runs=1 --learn=0 2>/dev/null | tail -1 >>"$out/rnda.nolearn"
-    "$new/random" --preset=RND-B --d=50000 --runs=1 --learn=0 2>/dev/null | tail -1 >>"$out/rndb.nolearn"
-    "$new/pipeline" --stages=25 --copies=2 --policy=static --d=1000000 --t_ms=1 --capacity=64 \
-        --runs=1 2>/dev/null | tail -1 >>"$out/copies.after"
-    "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --wake=last \
-        2>/dev/null | tail -1 >>"$out/pipe.last"
-    "$new/random" --preset=RND-A --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rnda.last"
-    "$new/random" --preset=RND-B --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rndb.last"
-    "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 --stack_fill=0 --huge_pages=0 \
-        2>/dev/null | tail -1 >>"$out/aes16k.nofill"
-    "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 2>/dev/null | tail -1 >>"$out/aes16k.huge"
-    "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 --stack_fill=0 2>/dev/null |
-        tail -1 >>"$out/aes16k.nofill.huge"
-    if [ -n "$pin" ]; then
-        pinned "$new" pin.pipe wall_1 pipeline --stages=50 --d=1000000 --t_ms=1 --capacity=64
-        pinned "$new" pin.rnda wall_1 random --preset=RND-A --d=50000
-        pinned "$new" pin.rndb wall_1 random --preset=RND-B --d=50000
-        pinned "$new" pin.aes wall aes --b=26 --k=16 --passes=4 --huge_pages=0
+    echo "compare: building $base in $scratch/base" >&2
+    if [ ! -d "$scratch/base" ]; then
+        git worktree add --detach "$scratch/base" "$base" >/dev/null
+    else
+        git -C "$scratch/base" checkout -q --detach "$base"
     fi
-    "$new/pingpong" --runs=3 2>/dev/null | tail -1 >>"$out/pingpong"
-    echo "compare: round $i/$rounds" >&2
-done
+    make -C "$scratch/base" -j2 >/dev/null
+    echo "compare: building the working tree" >&2
+    make -j2 >/dev/null
+
+    # one round of one build: D is the binary folder, V the label, AES the
+    # options that make its AES runs like the other build's (the working
+    # tree's bench/aes asks for 2 MiB pages unless told --huge_pages=0, which
+    # BASE's does not know)
+    round() {
+        d=$1 v=$2 aes=$3
+        "$d/ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/ring1k.$v"
+        "$d/ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/ring10k.$v"
+        "$d/ring" --procs=1000 --trips=2000 --runs=5 --runners=2 2>/dev/null | tail -1 >>"$out/ring2r.$v"
+        "$d/ring" --procs=2 --trips=100000 --runs=3 --runners=2 --policy=static 2>/dev/null |
+            tail -1 >>"$out/handoff.$v"
+        "$d/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
+            tail -1 >>"$out/pipe.$v"
+        "$d/random" --preset=RND-A --d=50000 --runs=1 2>/dev/null | tail -1 >>"$out/rnda.$v"
+        "$d/random" --preset=RND-B --d=50000 --runs=1 2>/dev/null | tail -1 >>"$out/rndb.$v"
+        "$d/aes" --b=26 --k=16 --passes=4 --runners=2 --runs=3 $aes 2>/dev/null | tail -1 >>"$out/aes2.$v"
+        "$d/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 $aes 2>/dev/null | tail -1 >>"$out/aes16k.$v"
+    }
+
+    # pinned D OUT KEY ARGS...: the 1-runner wall time (the result line's KEY:
+    # wall_1, or wall for AES) of one run bound to CPU 0 and of one bound to
+    # CPU 1, as "t0 t1" on a line of OUT
+    pinned() {
+        d=$1 f=$2 k=$3
+        shift 3
+        t0=$(taskset -c 0 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n "s/.* $k=\([0-9.]*\).*/\1/p")
+        t1=$(taskset -c 1 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n "s/.* $k=\([0-9.]*\).*/\1/p")
+        echo "$t0 $t1" >>"$out/$f"
+    }
+    pin=
+    if command -v taskset >/dev/null 2>&1 && taskset -c 1 true 2>/dev/null; then
+        pin=1
+    fi
+
+    i=0
+    while [ "$i" -lt "$rounds" ]; do
+        i=$((i + 1))
+        round "$old" before ""
+        round "$new" after --huge_pages=0
+        "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/coro1k"
+        "$new/coro_ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/coro10k"
+        "$new/coro_pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
+            tail -1 >>"$out/coro.pipe"
+        "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --policy=auto \
+            2>/dev/null | tail -1 >>"$out/pipe.auto"
+        "$new/random" --preset=RND-A --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rnda.auto"
+        "$new/random" --preset=RND-B --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rndb.auto"
+        "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --learn=0 \
+            2>/dev/null | tail -1 >>"$out/pipe.nolearn"
+        "$new/random" --preset=RND-A --d=50000 --runs=1 --learn=0 2>/dev/null | tail -1 >>"$out/rnda.nolearn"
+        "$new/random" --preset=RND-B --d=50000 --runs=1 --learn=0 2>/dev/null | tail -1 >>"$out/rndb.nolearn"
+        "$new/pipeline" --stages=25 --copies=2 --policy=static --d=1000000 --t_ms=1 --capacity=64 \
+            --runs=1 2>/dev/null | tail -1 >>"$out/copies.after"
+        "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --wake=last \
+            2>/dev/null | tail -1 >>"$out/pipe.last"
+        "$new/random" --preset=RND-A --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rnda.last"
+        "$new/random" --preset=RND-B --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rndb.last"
+        "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 --stack_fill=0 --huge_pages=0 \
+            2>/dev/null | tail -1 >>"$out/aes16k.nofill"
+        "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 2>/dev/null | tail -1 >>"$out/aes16k.huge"
+        "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 --stack_fill=0 2>/dev/null |
+            tail -1 >>"$out/aes16k.nofill.huge"
+        if [ -n "$pin" ]; then
+            pinned "$new" pin.pipe wall_1 pipeline --stages=50 --d=1000000 --t_ms=1 --capacity=64
+            pinned "$new" pin.rnda wall_1 random --preset=RND-A --d=50000
+            pinned "$new" pin.rndb wall_1 random --preset=RND-B --d=50000
+            pinned "$new" pin.aes wall aes --b=26 --k=16 --passes=4 --huge_pages=0
+        fi
+        "$new/pingpong" --runs=3 2>/dev/null | tail -1 >>"$out/pingpong"
+        echo "compare: round $i/$rounds" >&2
+    done
+fi
 
 echo "compare: instruction and cache counts (valgrind)" >&2
 hop_old=$(tools/bench/hop_cost.sh "$old/ring")
@@ -158,7 +175,10 @@ matched() { awk 'NF == 2 && $1 > 0 && $2 > 0 { f = $1 < $2 ? $1 : $2; s = $1 < $
 # slow FILE: per round, how much longer the slower CPU took than the faster
 slow() { awk 'NF == 2 && $1 > 0 && $2 > 0 { f = $1 < $2 ? $1 : $2; s = $1 < $2 ? $2 : $1; print s / f }' "$out/$1" 2>/dev/null; }
 
-echo "Before: $base; after: the working tree ($(git rev-parse --short HEAD)$(git diff --quiet || echo ', modified')). Medians of $rounds rounds, range in brackets."
+# the commit the runs measured (an invocation before this file was kept: HEAD)
+after=$(sed -n 1p "$out/commit" 2>/dev/null || git rev-parse --short HEAD)
+grep -q modified "$out/commit" 2>/dev/null && after="$after, modified"
+echo "Before: $base; after: the working tree ($after). Medians of $rounds rounds, range in brackets."
 echo
 row "figure" "target" "before" "after"
 row "---" "---" "---" "---"
