@@ -624,8 +624,8 @@ void kpni_runners_walk_due(kpni_runner *r)
  * partners stay behind, so its channels start crossing and the next
  * steal goes the other way.  Such a run is slower on two runners than on
  * one (RND-B, docs/benchmarks.md), while the same net placed by
- * kpn_place runs at 1.6 times the speed: a placement is what it needs,
- * and the counts to learn one from are in its channels as it runs.
+ * kpn_place runs at 1.4 to 1.6 times the speed: a placement is what it
+ * needs, and the counts to learn one from are in its channels as it runs.
  *
  * So an idle runner, holding every lock, asks whether stealing has
  * become a habit of a fine-grained net: whether it has stolen one process

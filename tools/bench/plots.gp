@@ -14,9 +14,16 @@ if (have_file(f)) {
     # both axes logarithmic: the ports differ tenfold, and the step where
     # a ring's lines leave the core's own caches must show on both
     set logscale xy; set xlabel 'processes in the ring'; set ylabel 'ns per hop (send, switch, receive)'
-    set yrange [10:1000]
-    plot f using 2:(sel(1, 'amd64', $3)) skip 1 with linespoints title 'amd64 port (assembly switch)', \
-         f using 2:(sel(1, 'posix', $3)) skip 1 with linespoints title 'posix port (ucontext)'
+    set yrange [3:1000]
+    g = dir.'/coro_ring.csv'
+    if (have_file(g)) {
+        plot f using 2:(sel(1, 'amd64', $3)) skip 1 with linespoints title 'amd64 port (assembly switch)', \
+             f using 2:(sel(1, 'posix', $3)) skip 1 with linespoints title 'posix port (ucontext)', \
+             g using 1:2 skip 1 with linespoints dt 2 title 'bare coroutines on the amd64 switch (bench/coro_ring)'
+    } else {
+        plot f using 2:(sel(1, 'amd64', $3)) skip 1 with linespoints title 'amd64 port (assembly switch)', \
+             f using 2:(sel(1, 'posix', $3)) skip 1 with linespoints title 'posix port (ucontext)'
+    }
     unset logscale xy
     set yrange [*:*]
 }

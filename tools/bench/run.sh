@@ -51,15 +51,22 @@ for port in amd64 posix; do
         [ -x "build/$port/bench/$d" ] || { echo "bench: build/$port/bench/$d missing (make bench-bins PORT=$port)" >&2; exit 1; }
     done
 done
+[ -x build/amd64/bench/coro_ring ] || { echo "bench: build/amd64/bench/coro_ring missing (make bench-bins)" >&2; exit 1; }
 
 rm -f "$out"/*.csv "$out"/*.lines "$out/log"
 
-echo "bench: ring (ns per hop against ring size, both ports)" >&2
+echo "bench: ring (ns per hop against ring size, both ports; bare coroutines on the amd64 switch)" >&2
 for port in amd64 posix; do
     for procs in 10 30 100 300 1000 3000 10000; do
         last build/$port/bench/ring --procs=$procs --trips=$((1000000 / procs)) --runs=5 |
             csv ring.csv port procs ns_per_hop
     done
+done
+# the floor under the amd64 curve, and the machine's step from the core's
+# own caches to what lies beyond them (benchmarks.md, "Large nets")
+for procs in 10 30 100 300 1000 3000 10000; do
+    last build/amd64/bench/coro_ring --procs=$procs --trips=$((1000000 / procs)) --runs=5 |
+        csv coro_ring.csv procs ns_per_hop
 done
 
 echo "bench: ring at 1000 processes: resolver off and on, 1 and 500 tokens; 2 runners" >&2
@@ -155,6 +162,9 @@ elapsed=$(cat "$out/elapsed")
     echo "| ring | 1000 processes, 1 token, capacity 1, 1 runner, amd64 port | ns per hop | $a |"
     echo "| ring | the same, posix port (ucontext) | ns per hop | $p |"
     echo "| ring | posix / amd64 | ratio | $(ratio "$p" "$a") |"
+    b=$(get coro_ring procs=1000)
+    echo "| ring | bare coroutines on the amd64 switch (bench/coro_ring), 1000 in a ring | ns per hop | $b |"
+    echo "| ring | 10000 processes / 1000: amd64 port; bare coroutines | ratio | $(ratio "$(get ring port=amd64 procs=10000)" "$a"); $(ratio "$(get coro_ring procs=10000)" "$b") |"
     for tokens in 1 500; do
         off=$(get ring_resolve tokens=$tokens resolve=0); on=$(get ring_resolve tokens=$tokens resolve=1)
         echo "| ring | 1000 processes, $tokens token(s), resolver off / on | ns per hop | $off / $on (on/off $(ratio "$on" "$off")) |"
