@@ -48,175 +48,181 @@ scratch=$top/build/compare
 out=$scratch/runs
 old=$scratch/base/build/amd64/bench
 new=$top/build/amd64/bench
+
+# report: the table, from the runs in $out and the builds $old and $new
+report() {
+    echo "compare: instruction and cache counts (valgrind)" >&2
+    hop_old=$(tools/bench/hop_cost.sh "$old/ring")
+    hop_new=$(tools/bench/hop_cost.sh "$new/ring")
+    hop_coro=$(tools/bench/hop_cost.sh "$new/coro_ring")
+
+    # field FILE KEY: every value of KEY=, one a line
+    field() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" "$1" 2>/dev/null; }
+    # stats: "median (min-max)" of the numbers on stdin, scaled by $1, $2 decimals
+    stats() {
+        sort -n | awk -v k="$1" -v p="$2" '{ v[NR] = $1 * k }
+            END { if (NR == 0) { print "-"; exit }
+                  m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+                  fmt = "%." p "f (%." p "f-%." p "f)"; printf fmt "\n", m, v[1], v[NR] }'
+    }
+    row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$4"; }
+    # per FILE_A KEY_A FILE_B KEY_B: per round, A's KEY_A over B's KEY_B
+    per() {
+        field "$out/$1" "$2" >"$out/per.a"
+        field "$out/$3" "$4" >"$out/per.b"
+        paste "$out/per.a" "$out/per.b" | awk 'NF == 2 && $2 > 0 { print $1 / $2 }'
+    }
+    # over A B: per round, the ns per hop of file B over that of file A
+    over() { per "$2" ns_per_hop "$1" ns_per_hop; }
+    # ring_ratio V [OTHER]: per round, OTHER's ns per hop over the 1 000-process
+    # ring's on 1 runner (OTHER: ring10k, the default, or ring2r)
+    ring_ratio() { over "ring1k.$1" "${2:-ring10k}.$1"; }
+    hop() { echo "$1" | sed -n "s/.* $2=\([0-9.]*\).*/\1/p"; }
+    # even FILE: per round, 2 * faster / slower of the two bound runs
+    even() { awk 'NF == 2 && $1 > 0 && $2 > 0 { f = $1 < $2 ? $1 : $2; s = $1 < $2 ? $2 : $1; print 2 * f / s }' "$out/$1" 2>/dev/null; }
+    # matched FILE: per round, 1 + faster / slower of the two bound runs
+    matched() { awk 'NF == 2 && $1 > 0 && $2 > 0 { f = $1 < $2 ? $1 : $2; s = $1 < $2 ? $2 : $1; print 1 + f / s }' "$out/$1" 2>/dev/null; }
+    # slow FILE: per round, how much longer the slower CPU took than the faster
+    slow() { awk 'NF == 2 && $1 > 0 && $2 > 0 { f = $1 < $2 ? $1 : $2; s = $1 < $2 ? $2 : $1; print s / f }' "$out/$1" 2>/dev/null; }
+
+    # the commit the runs measured (an invocation before this file was kept: HEAD)
+    after=$(sed -n 1p "$out/commit" 2>/dev/null || git rev-parse --short HEAD)
+    grep -q modified "$out/commit" 2>/dev/null && after="$after, modified"
+    echo "Before: $base; after: the working tree ($after). Medians of $rounds rounds, range in brackets."
+    echo
+    row "figure" "target" "before" "after"
+    row "---" "---" "---" "---"
+    row "ring, 1 000 processes, 1 runner: ns per hop" "<= 20" "$(field "$out/ring1k.before" ns_per_hop | stats 1 1)" "$(field "$out/ring1k.after" ns_per_hop | stats 1 1)"
+    row "ring: instructions per hop (callgrind)" "<= 160" "$(hop "$hop_old" instr_per_hop)" "$(hop "$hop_new" instr_per_hop)"
+    row "ring: D1 lines per hop (cachegrind)" "<= 7" "$(hop "$hop_old" d1_lines_per_hop)" "$(hop "$hop_new" d1_lines_per_hop)"
+    row "ring, 10 000 processes / 1 000" "<= 1.3" "$(ring_ratio before | stats 1 2)" "$(ring_ratio after | stats 1 2)"
+    row "bare coroutines on the port's switch, with kpn's prefetch (bench/coro_ring), 1 000 in a ring: ns per hop" "-" "-" "$(field "$out/coro1k" ns_per_hop | stats 1 1)"
+    row "the same: instructions and D1 lines per hop" "-" "-" "$(hop "$hop_coro" instr_per_hop), $(hop "$hop_coro" d1_lines_per_hop)"
+    row "the same, 10 000 / 1 000" "-" "-" "$(over coro1k coro10k | stats 1 2)"
+    row "ring / bare coroutines, 1 000 processes" "-" "-" "$(over coro1k ring1k.after | stats 1 2)"
+    row "ring / bare coroutines, 10 000 processes" "-" "-" "$(over coro10k ring10k.after | stats 1 2)"
+    row "ring, 1 000 processes: 2 runners (work stealing) / 1, time per hop" "-" "$(ring_ratio before ring2r | stats 1 2)" "$(ring_ratio after ring2r | stats 1 2)"
+    row "ring of 2 processes, one on each runner (--policy=static): ns per hop" "-" "$(field "$out/handoff.before" ns_per_hop | stats 1 0)" "$(field "$out/handoff.after" ns_per_hop | stats 1 0)"
+    row "two threads passing one cache line between CPU 0 and CPU 1 (bench/pingpong): ns a round trip" "-" "-" "$(field "$out/pingpong" ns_per_round_trip | stats 1 0)"
+    row "pipeline, 50 stages, no work, 1 runner: ns per message-stage" "<= 5" "$(field "$out/pipe.before" wall_1 | stats 20 2)" "$(field "$out/pipe.after" wall_1 | stats 20 2)"
+    row "bare coroutines joined by bare rings (bench/coro_pipeline), the same pipeline: ns per message-stage" "-" "-" "$(field "$out/coro.pipe" ns_per_stage | stats 1 2)"
+    row "pipeline, 1 runner / bare coroutines" "-" "-" "$(per pipe.after wall_1 coro.pipe wall | stats 1 2)"
+    row "pipeline, no work: 2 runners / 1 (work stealing)" ">= 1.5" "$(field "$out/pipe.before" speedup | stats 1 2)" "$(field "$out/pipe.after" speedup | stats 1 2)"
+    row "pipeline, no work: 2 runners / 1 (work stealing, never learning: --learn=0)" "-" "-" "$(field "$out/pipe.nolearn" speedup | stats 1 2)"
+    row "pipeline, no work: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/pipe.last" speedup | stats 1 2)"
+    row "pipeline, no work: 2 runners / 1 (kpn_place)" ">= 1.5" "-" "$(field "$out/pipe.auto" speedup | stats 1 2)"
+    row "pipeline, 1 runner bound to one CPU: slower CPU / faster" "-" "-" "$(slow pin.pipe | stats 1 2)"
+    row "pipeline: what an even split over the two CPUs can give (2 x faster / slower)" "-" "-" "$(even pin.pipe | stats 1 2)"
+    row "two independent 25-stage pipelines, one per runner: 2 runners / 1" "-" "-" "$(field "$out/copies.after" speedup | stats 1 2)"
+    for net in A B; do
+        f=rnd$(printf %s "$net" | tr AB ab)
+        row "RND-$net, d = 50 000: 2 runners / 1 (work stealing)" ">= 1.3" "$(field "$out/$f.before" speedup | stats 1 2)" "$(field "$out/$f.after" speedup | stats 1 2)"
+        row "RND-$net, d = 50 000: 2 runners / 1 (work stealing, --learn=0)" "-" "-" "$(field "$out/$f.nolearn" speedup | stats 1 2)"
+        row "RND-$net, d = 50 000: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/$f.last" speedup | stats 1 2)"
+        row "RND-$net, d = 50 000: 2 runners / 1 (kpn_place)" ">= 1.3" "-" "$(field "$out/$f.auto" speedup | stats 1 2)"
+        row "RND-$net: what an even split over the two CPUs can give" "-" "-" "$(even pin.$f | stats 1 2)"
+    done
+    row "AES, 1 024 workers, 2 runners: kpn / sequential" ">= 1.85 every time" "$(field "$out/aes2.before" ratio | stats 1 2)" "$(field "$out/aes2.after" ratio | stats 1 2)"
+    row "AES: what a split matched to the two CPUs' speeds can give (1 + faster / slower)" "-" "-" "$(matched pin.aes | stats 1 2)"
+    row "AES, 16 384 workers, 1 runner: kpn / sequential" ">= 0.95" "$(field "$out/aes16k.before" ratio | stats 1 2)" "$(field "$out/aes16k.after" ratio | stats 1 2)"
+    row "AES, 16 384 workers, 1 runner, stacks not filled (--stack_fill=0): kpn / sequential" ">= 0.95" "-" "$(field "$out/aes16k.nofill" ratio | stats 1 2)"
+    row "AES, 16 384 workers, 1 runner, arena on 2 MiB pages (bench/aes's default): kpn / sequential" ">= 0.95" "-" "$(field "$out/aes16k.huge" ratio | stats 1 2)"
+    row "AES, 16 384 workers, 1 runner, arena on 2 MiB pages, stacks not filled: kpn / sequential" ">= 0.95" "-" "$(field "$out/aes16k.nofill.huge" ratio | stats 1 2)"
+}
+
 if [ -n "$report" ]; then
-    [ -d "$out" ] && [ -x "$old/ring" ] && [ -x "$new/ring" ] ||
+    [ -x "$old/ring" ] && [ -x "$new/ring" ] && [ -f "$out/ring1k.after" ] ||
         { echo "compare: no runs or builds in $scratch to report" >&2; exit 1; }
     rounds=$(wc -l <"$out/ring1k.after")
-else
-    rm -rf "$out"
-    mkdir -p "$out"
-    git rev-parse --short HEAD >"$out/commit"
-    git diff --quiet || echo "modified" >>"$out/commit"
-
-    echo "compare: building $base in $scratch/base" >&2
-    if [ ! -d "$scratch/base" ]; then
-        git worktree add --detach "$scratch/base" "$base" >/dev/null
-    else
-        git -C "$scratch/base" checkout -q --detach "$base"
-    fi
-    make -C "$scratch/base" -j2 >/dev/null
-    echo "compare: building the working tree" >&2
-    make -j2 >/dev/null
-
-    # one round of one build: D is the binary folder, V the label, AES the
-    # options that make its AES runs like the other build's (the working
-    # tree's bench/aes asks for 2 MiB pages unless told --huge_pages=0, which
-    # BASE's does not know)
-    round() {
-        d=$1 v=$2 aes=$3
-        "$d/ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/ring1k.$v"
-        "$d/ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/ring10k.$v"
-        "$d/ring" --procs=1000 --trips=2000 --runs=5 --runners=2 2>/dev/null | tail -1 >>"$out/ring2r.$v"
-        "$d/ring" --procs=2 --trips=100000 --runs=3 --runners=2 --policy=static 2>/dev/null |
-            tail -1 >>"$out/handoff.$v"
-        "$d/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
-            tail -1 >>"$out/pipe.$v"
-        "$d/random" --preset=RND-A --d=50000 --runs=1 2>/dev/null | tail -1 >>"$out/rnda.$v"
-        "$d/random" --preset=RND-B --d=50000 --runs=1 2>/dev/null | tail -1 >>"$out/rndb.$v"
-        "$d/aes" --b=26 --k=16 --passes=4 --runners=2 --runs=3 $aes 2>/dev/null | tail -1 >>"$out/aes2.$v"
-        "$d/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 $aes 2>/dev/null | tail -1 >>"$out/aes16k.$v"
-    }
-
-    # pinned D OUT KEY ARGS...: the 1-runner wall time (the result line's KEY:
-    # wall_1, or wall for AES) of one run bound to CPU 0 and of one bound to
-    # CPU 1, as "t0 t1" on a line of OUT
-    pinned() {
-        d=$1 f=$2 k=$3
-        shift 3
-        t0=$(taskset -c 0 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n "s/.* $k=\([0-9.]*\).*/\1/p")
-        t1=$(taskset -c 1 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n "s/.* $k=\([0-9.]*\).*/\1/p")
-        echo "$t0 $t1" >>"$out/$f"
-    }
-    pin=
-    if command -v taskset >/dev/null 2>&1 && taskset -c 1 true 2>/dev/null; then
-        pin=1
-    fi
-
-    i=0
-    while [ "$i" -lt "$rounds" ]; do
-        i=$((i + 1))
-        round "$old" before ""
-        round "$new" after --huge_pages=0
-        "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/coro1k"
-        "$new/coro_ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/coro10k"
-        "$new/coro_pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
-            tail -1 >>"$out/coro.pipe"
-        "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --policy=auto \
-            2>/dev/null | tail -1 >>"$out/pipe.auto"
-        "$new/random" --preset=RND-A --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rnda.auto"
-        "$new/random" --preset=RND-B --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rndb.auto"
-        "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --learn=0 \
-            2>/dev/null | tail -1 >>"$out/pipe.nolearn"
-        "$new/random" --preset=RND-A --d=50000 --runs=1 --learn=0 2>/dev/null | tail -1 >>"$out/rnda.nolearn"
-        "$new/random" --preset=RND-B --d=50000 --runs=1 --learn=0 2>/dev/null | tail -1 >>"$out/rndb.nolearn"
-        "$new/pipeline" --stages=25 --copies=2 --policy=static --d=1000000 --t_ms=1 --capacity=64 \
-            --runs=1 2>/dev/null | tail -1 >>"$out/copies.after"
-        "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --wake=last \
-            2>/dev/null | tail -1 >>"$out/pipe.last"
-        "$new/random" --preset=RND-A --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rnda.last"
-        "$new/random" --preset=RND-B --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rndb.last"
-        "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 --stack_fill=0 --huge_pages=0 \
-            2>/dev/null | tail -1 >>"$out/aes16k.nofill"
-        "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 2>/dev/null | tail -1 >>"$out/aes16k.huge"
-        "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 --stack_fill=0 2>/dev/null |
-            tail -1 >>"$out/aes16k.nofill.huge"
-        if [ -n "$pin" ]; then
-            pinned "$new" pin.pipe wall_1 pipeline --stages=50 --d=1000000 --t_ms=1 --capacity=64
-            pinned "$new" pin.rnda wall_1 random --preset=RND-A --d=50000
-            pinned "$new" pin.rndb wall_1 random --preset=RND-B --d=50000
-            pinned "$new" pin.aes wall aes --b=26 --k=16 --passes=4 --huge_pages=0
-        fi
-        "$new/pingpong" --runs=3 2>/dev/null | tail -1 >>"$out/pingpong"
-        echo "compare: round $i/$rounds" >&2
-    done
+    report
+    exit 0
 fi
 
-echo "compare: instruction and cache counts (valgrind)" >&2
-hop_old=$(tools/bench/hop_cost.sh "$old/ring")
-hop_new=$(tools/bench/hop_cost.sh "$new/ring")
-hop_coro=$(tools/bench/hop_cost.sh "$new/coro_ring")
+rm -rf "$out"
+mkdir -p "$out"
+git rev-parse --short HEAD >"$out/commit"
+git diff --quiet || echo modified >>"$out/commit"
 
-# field FILE KEY: every value of KEY=, one a line
-field() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" "$1" 2>/dev/null; }
-# stats: "median (min-max)" of the numbers on stdin, scaled by $1, $2 decimals
-stats() {
-    sort -n | awk -v k="$1" -v p="$2" '{ v[NR] = $1 * k }
-        END { if (NR == 0) { print "-"; exit }
-              m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-              fmt = "%." p "f (%." p "f-%." p "f)"; printf fmt "\n", m, v[1], v[NR] }'
-}
-row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$4"; }
-# per FILE_A KEY_A FILE_B KEY_B: per round, A's KEY_A over B's KEY_B
-per() {
-    field "$out/$1" "$2" >"$out/per.a"
-    field "$out/$3" "$4" >"$out/per.b"
-    paste "$out/per.a" "$out/per.b" | awk 'NF == 2 && $2 > 0 { print $1 / $2 }'
-}
-# over A B: per round, the ns per hop of file B over that of file A
-over() { per "$2" ns_per_hop "$1" ns_per_hop; }
-# ring_ratio V [OTHER]: per round, OTHER's ns per hop over the 1 000-process
-# ring's on 1 runner (OTHER: ring10k, the default, or ring2r)
-ring_ratio() { over "ring1k.$1" "${2:-ring10k}.$1"; }
-hop() { echo "$1" | sed -n "s/.* $2=\([0-9.]*\).*/\1/p"; }
-# even FILE: per round, 2 * faster / slower of the two bound runs
-even() { awk 'NF == 2 && $1 > 0 && $2 > 0 { f = $1 < $2 ? $1 : $2; s = $1 < $2 ? $2 : $1; print 2 * f / s }' "$out/$1" 2>/dev/null; }
-# matched FILE: per round, 1 + faster / slower of the two bound runs
-matched() { awk 'NF == 2 && $1 > 0 && $2 > 0 { f = $1 < $2 ? $1 : $2; s = $1 < $2 ? $2 : $1; print 1 + f / s }' "$out/$1" 2>/dev/null; }
-# slow FILE: per round, how much longer the slower CPU took than the faster
-slow() { awk 'NF == 2 && $1 > 0 && $2 > 0 { f = $1 < $2 ? $1 : $2; s = $1 < $2 ? $2 : $1; print s / f }' "$out/$1" 2>/dev/null; }
+echo "compare: building $base in $scratch/base" >&2
+if [ ! -d "$scratch/base" ]; then
+    git worktree add --detach "$scratch/base" "$base" >/dev/null
+else
+    git -C "$scratch/base" checkout -q --detach "$base"
+fi
+make -C "$scratch/base" -j2 >/dev/null
+echo "compare: building the working tree" >&2
+make -j2 >/dev/null
 
-# the commit the runs measured (an invocation before this file was kept: HEAD)
-after=$(sed -n 1p "$out/commit" 2>/dev/null || git rev-parse --short HEAD)
-grep -q modified "$out/commit" 2>/dev/null && after="$after, modified"
-echo "Before: $base; after: the working tree ($after). Medians of $rounds rounds, range in brackets."
-echo
-row "figure" "target" "before" "after"
-row "---" "---" "---" "---"
-row "ring, 1 000 processes, 1 runner: ns per hop" "<= 20" "$(field "$out/ring1k.before" ns_per_hop | stats 1 1)" "$(field "$out/ring1k.after" ns_per_hop | stats 1 1)"
-row "ring: instructions per hop (callgrind)" "<= 160" "$(hop "$hop_old" instr_per_hop)" "$(hop "$hop_new" instr_per_hop)"
-row "ring: D1 lines per hop (cachegrind)" "<= 7" "$(hop "$hop_old" d1_lines_per_hop)" "$(hop "$hop_new" d1_lines_per_hop)"
-row "ring, 10 000 processes / 1 000" "<= 1.3" "$(ring_ratio before | stats 1 2)" "$(ring_ratio after | stats 1 2)"
-row "bare coroutines on the port's switch, with kpn's prefetch (bench/coro_ring), 1 000 in a ring: ns per hop" "-" "-" "$(field "$out/coro1k" ns_per_hop | stats 1 1)"
-row "the same: instructions and D1 lines per hop" "-" "-" "$(hop "$hop_coro" instr_per_hop), $(hop "$hop_coro" d1_lines_per_hop)"
-row "the same, 10 000 / 1 000" "-" "-" "$(over coro1k coro10k | stats 1 2)"
-row "ring / bare coroutines, 1 000 processes" "-" "-" "$(over coro1k ring1k.after | stats 1 2)"
-row "ring / bare coroutines, 10 000 processes" "-" "-" "$(over coro10k ring10k.after | stats 1 2)"
-row "ring, 1 000 processes: 2 runners (work stealing) / 1, time per hop" "-" "$(ring_ratio before ring2r | stats 1 2)" "$(ring_ratio after ring2r | stats 1 2)"
-row "ring of 2 processes, one on each runner (--policy=static): ns per hop" "-" "$(field "$out/handoff.before" ns_per_hop | stats 1 0)" "$(field "$out/handoff.after" ns_per_hop | stats 1 0)"
-row "two threads passing one cache line between CPU 0 and CPU 1 (bench/pingpong): ns a round trip" "-" "-" "$(field "$out/pingpong" ns_per_round_trip | stats 1 0)"
-row "pipeline, 50 stages, no work, 1 runner: ns per message-stage" "<= 5" "$(field "$out/pipe.before" wall_1 | stats 20 2)" "$(field "$out/pipe.after" wall_1 | stats 20 2)"
-row "bare coroutines joined by bare rings (bench/coro_pipeline), the same pipeline: ns per message-stage" "-" "-" "$(field "$out/coro.pipe" ns_per_stage | stats 1 2)"
-row "pipeline, 1 runner / bare coroutines" "-" "-" "$(per pipe.after wall_1 coro.pipe wall | stats 1 2)"
-row "pipeline, no work: 2 runners / 1 (work stealing)" ">= 1.5" "$(field "$out/pipe.before" speedup | stats 1 2)" "$(field "$out/pipe.after" speedup | stats 1 2)"
-row "pipeline, no work: 2 runners / 1 (work stealing, never learning: --learn=0)" "-" "-" "$(field "$out/pipe.nolearn" speedup | stats 1 2)"
-row "pipeline, no work: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/pipe.last" speedup | stats 1 2)"
-row "pipeline, no work: 2 runners / 1 (kpn_place)" ">= 1.5" "-" "$(field "$out/pipe.auto" speedup | stats 1 2)"
-row "pipeline, 1 runner bound to one CPU: slower CPU / faster" "-" "-" "$(slow pin.pipe | stats 1 2)"
-row "pipeline: what an even split over the two CPUs can give (2 x faster / slower)" "-" "-" "$(even pin.pipe | stats 1 2)"
-row "two independent 25-stage pipelines, one per runner: 2 runners / 1" "-" "-" "$(field "$out/copies.after" speedup | stats 1 2)"
-row "RND-A, d = 50 000: 2 runners / 1 (work stealing)" ">= 1.3" "$(field "$out/rnda.before" speedup | stats 1 2)" "$(field "$out/rnda.after" speedup | stats 1 2)"
-row "RND-A, d = 50 000: 2 runners / 1 (work stealing, --learn=0)" "-" "-" "$(field "$out/rnda.nolearn" speedup | stats 1 2)"
-row "RND-A, d = 50 000: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/rnda.last" speedup | stats 1 2)"
-row "RND-A, d = 50 000: 2 runners / 1 (kpn_place)" ">= 1.3" "-" "$(field "$out/rnda.auto" speedup | stats 1 2)"
-row "RND-A: what an even split over the two CPUs can give" "-" "-" "$(even pin.rnda | stats 1 2)"
-row "RND-B, d = 50 000: 2 runners / 1 (work stealing)" ">= 1.3" "$(field "$out/rndb.before" speedup | stats 1 2)" "$(field "$out/rndb.after" speedup | stats 1 2)"
-row "RND-B, d = 50 000: 2 runners / 1 (work stealing, --learn=0)" "-" "-" "$(field "$out/rndb.nolearn" speedup | stats 1 2)"
-row "RND-B, d = 50 000: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/rndb.last" speedup | stats 1 2)"
-row "RND-B, d = 50 000: 2 runners / 1 (kpn_place)" ">= 1.3" "-" "$(field "$out/rndb.auto" speedup | stats 1 2)"
-row "RND-B: what an even split over the two CPUs can give" "-" "-" "$(even pin.rndb | stats 1 2)"
-row "AES, 1 024 workers, 2 runners: kpn / sequential" ">= 1.85 every time" "$(field "$out/aes2.before" ratio | stats 1 2)" "$(field "$out/aes2.after" ratio | stats 1 2)"
-row "AES: what a split matched to the two CPUs' speeds can give (1 + faster / slower)" "-" "-" "$(matched pin.aes | stats 1 2)"
-row "AES, 16 384 workers, 1 runner: kpn / sequential" ">= 0.95" "$(field "$out/aes16k.before" ratio | stats 1 2)" "$(field "$out/aes16k.after" ratio | stats 1 2)"
-row "AES, 16 384 workers, 1 runner, stacks not filled (--stack_fill=0): kpn / sequential" ">= 0.95" "-" "$(field "$out/aes16k.nofill" ratio | stats 1 2)"
-row "AES, 16 384 workers, 1 runner, arena on 2 MiB pages (bench/aes's default): kpn / sequential" ">= 0.95" "-" "$(field "$out/aes16k.huge" ratio | stats 1 2)"
-row "AES, 16 384 workers, 1 runner, arena on 2 MiB pages, stacks not filled: kpn / sequential" ">= 0.95" "-" "$(field "$out/aes16k.nofill.huge" ratio | stats 1 2)"
+# one round of one build: D is the binary folder, V the label, AES the
+# options that make its AES runs like the other build's (the working
+# tree's bench/aes asks for 2 MiB pages unless told --huge_pages=0, which
+# BASE's does not know)
+round() {
+    d=$1 v=$2 aes=$3
+    "$d/ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/ring1k.$v"
+    "$d/ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/ring10k.$v"
+    "$d/ring" --procs=1000 --trips=2000 --runs=5 --runners=2 2>/dev/null | tail -1 >>"$out/ring2r.$v"
+    "$d/ring" --procs=2 --trips=100000 --runs=3 --runners=2 --policy=static 2>/dev/null |
+        tail -1 >>"$out/handoff.$v"
+    "$d/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
+        tail -1 >>"$out/pipe.$v"
+    "$d/random" --preset=RND-A --d=50000 --runs=1 2>/dev/null | tail -1 >>"$out/rnda.$v"
+    "$d/random" --preset=RND-B --d=50000 --runs=1 2>/dev/null | tail -1 >>"$out/rndb.$v"
+    "$d/aes" --b=26 --k=16 --passes=4 --runners=2 --runs=3 $aes 2>/dev/null | tail -1 >>"$out/aes2.$v"
+    "$d/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 $aes 2>/dev/null | tail -1 >>"$out/aes16k.$v"
+}
+
+# pinned D OUT KEY ARGS...: the 1-runner wall time (the result line's KEY:
+# wall_1, or wall for AES) of one run bound to CPU 0 and of one bound to
+# CPU 1, as "t0 t1" on a line of OUT
+pinned() {
+    d=$1 f=$2 k=$3
+    shift 3
+    t0=$(taskset -c 0 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n "s/.* $k=\([0-9.]*\).*/\1/p")
+    t1=$(taskset -c 1 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n "s/.* $k=\([0-9.]*\).*/\1/p")
+    echo "$t0 $t1" >>"$out/$f"
+}
+pin=
+if command -v taskset >/dev/null 2>&1 && taskset -c 1 true 2>/dev/null; then
+    pin=1
+fi
+
+i=0
+while [ "$i" -lt "$rounds" ]; do
+    i=$((i + 1))
+    round "$old" before ""
+    round "$new" after --huge_pages=0
+    "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/coro1k"
+    "$new/coro_ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/coro10k"
+    "$new/coro_pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
+        tail -1 >>"$out/coro.pipe"
+    "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --policy=auto \
+        2>/dev/null | tail -1 >>"$out/pipe.auto"
+    "$new/random" --preset=RND-A --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rnda.auto"
+    "$new/random" --preset=RND-B --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rndb.auto"
+    "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --learn=0 \
+        2>/dev/null | tail -1 >>"$out/pipe.nolearn"
+    "$new/random" --preset=RND-A --d=50000 --runs=1 --learn=0 2>/dev/null | tail -1 >>"$out/rnda.nolearn"
+    "$new/random" --preset=RND-B --d=50000 --runs=1 --learn=0 2>/dev/null | tail -1 >>"$out/rndb.nolearn"
+    "$new/pipeline" --stages=25 --copies=2 --policy=static --d=1000000 --t_ms=1 --capacity=64 \
+        --runs=1 2>/dev/null | tail -1 >>"$out/copies.after"
+    "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --wake=last \
+        2>/dev/null | tail -1 >>"$out/pipe.last"
+    "$new/random" --preset=RND-A --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rnda.last"
+    "$new/random" --preset=RND-B --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rndb.last"
+    "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 --stack_fill=0 --huge_pages=0 \
+        2>/dev/null | tail -1 >>"$out/aes16k.nofill"
+    "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 2>/dev/null | tail -1 >>"$out/aes16k.huge"
+    "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 --stack_fill=0 2>/dev/null |
+        tail -1 >>"$out/aes16k.nofill.huge"
+    if [ -n "$pin" ]; then
+        pinned "$new" pin.pipe wall_1 pipeline --stages=50 --d=1000000 --t_ms=1 --capacity=64
+        pinned "$new" pin.rnda wall_1 random --preset=RND-A --d=50000
+        pinned "$new" pin.rndb wall_1 random --preset=RND-B --d=50000
+        pinned "$new" pin.aes wall aes --b=26 --k=16 --passes=4 --huge_pages=0
+    fi
+    "$new/pingpong" --runs=3 2>/dev/null | tail -1 >>"$out/pingpong"
+    echo "compare: round $i/$rounds" >&2
+done
+
+report
