@@ -793,7 +793,7 @@ static KPNI_INLINE kpn_status put_ring(kpn_chan *c, const void *msg, kpn_proc *s
 static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
 {
     kpn_proc *self = c->writer, *reader = c->reader;
-    size_t sent = c->sent;
+    size_t sent;
     unsigned state;
 
     if (KPN_COMPACT) /* small memories: one copy of the send, not two */
@@ -801,6 +801,10 @@ static KPNI_INLINE kpn_status put_fast(kpn_chan *c, const void *msg)
     state = KPNI_LOAD(&reader->state);
     if (KPNI_UNLIKELY(!is_running(self) || c->closed || state == KPN_PROC_EXITED))
         return put_slow(c, msg);
+    /* only now: the writer's own words are the writer's to read, and a
+     * caller at the wrong end, on another runner, would race the writer
+     * for them (and be refused all the same) */
+    sent = c->sent;
     /* Two copies of the rest, so that the commonest send, to a reader
      * not blocked reading, does not test for one twice. */
     if (state == KPN_PROC_BLOCKED_READ) {
@@ -816,12 +820,13 @@ static KPNI_INLINE kpn_status get_fast(kpn_chan *c, void *msg)
 {
     kpn_proc *self = c->reader;
     size_t *rd = KPNI_RD(c);
-    size_t received = rd[KPNI_RD_RECEIVED], rpos;
+    size_t received, rpos;
 
     if (KPN_COMPACT)
         return get_slow(c, msg);
     if (KPNI_UNLIKELY(!is_running(self)))
         return get_slow(c, msg);
+    received = rd[KPNI_RD_RECEIVED]; /* the reader's, as 'sent' in put_fast */
     if (SEEN_SENT(c, rd) == received && LOOK_SENT(c, rd) == received)
         return get_wait(c, msg);
     rpos = NEXT_RPOS(c, rd);

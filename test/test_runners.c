@@ -527,6 +527,66 @@ void test_a_stranger_is_refused_while_the_writer_runs_on_another_runner(void)
     TEST_ASSERT_EQUAL_INT(7, reader_got);
 }
 
+/* A stranger's refused calls touch nothing the two ends are changing:
+ * while a writer and a reader on runner 0 pass messages through 'passing',
+ * a process on runner 1 calls the channel from the wrong end over and
+ * over.  A send or receive that read the ends' counters before it knew
+ * its caller would race the ends for them, which make tsan reports;
+ * every call must still be refused, and every message arrive in order. */
+#define PASSING_MSGS 3000
+static kpn_chan *passing;
+static int passing_done, passing_accepted, passing_in_order;
+static long passing_calls;
+
+static void passing_send(void *arg)
+{
+    int i;
+    (void)arg;
+    for (i = 0; i < PASSING_MSGS; ++i)
+        kpn_send(passing, &i);
+}
+
+static void passing_recv(void *arg)
+{
+    int i, v;
+    (void)arg;
+    passing_in_order = 1;
+    for (i = 0; kpn_recv(passing, &v) == KPN_OK; ++i)
+        passing_in_order &= v == i;
+    passing_in_order &= i == PASSING_MSGS;
+    __atomic_store_n(&passing_done, 1, __ATOMIC_SEQ_CST);
+}
+
+static void passing_stranger(void *arg)
+{
+    int v = -1;
+    (void)arg;
+    while (!__atomic_load_n(&passing_done, __ATOMIC_SEQ_CST)) {
+        passing_accepted += kpn_send(passing, &v) != KPN_EPERM;
+        passing_accepted += kpn_recv(passing, &v) != KPN_EPERM;
+        passing_accepted += kpn_send_sized(passing, &v, sizeof v) != KPN_EPERM;
+        passing_accepted += kpn_recv_sized(passing, &v, sizeof v) != KPN_EPERM;
+        passing_calls += 4;
+    }
+}
+
+void test_a_stranger_races_nothing_while_both_ends_pass_messages(void)
+{
+    kpn_proc *w, *r;
+
+    init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+    w = spawn_on("writer", passing_send, NULL, 0);
+    r = spawn_on("reader", passing_recv, NULL, 0);
+    (void)spawn_on("stranger", passing_stranger, NULL, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &passing, w, r, sizeof(int), 4));
+    passing_done = passing_accepted = passing_in_order = 0;
+    passing_calls = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(0, passing_accepted);
+    TEST_ASSERT_EQUAL_INT(1, passing_in_order);
+    TEST_ASSERT_TRUE(passing_calls > 0);
+}
+
 /* ------------------------------------------------------------ local walks */
 /* A and B each send three messages on their own channel of capacity 1,
  * then read three of the other's: an artificial deadlock (thesis figure

@@ -579,6 +579,8 @@ static int verbose;
 static const struct spec *cur_spec;
 static const char *cur_phase = "";
 static unsigned cur_runners;
+/* the net whose run is being checked: a failure prints its state */
+static kpn_net *cur_net;
 
 static const char *op_name(unsigned op)
 {
@@ -637,6 +639,29 @@ static void dump_obs(const char *who, const struct obs *o)
     fprintf(stderr, "\n");
 }
 
+/* What a run left: kpn_report's account (each process's state and what
+ * it waits on, each channel's fill) and the counts a race shows in
+ * (steals, placements, the runners' switches). */
+static void dump_net(const kpn_net *net)
+{
+    static char report[16384];
+    kpn_stats st;
+    unsigned i;
+
+    (void)kpn_report(net, report, sizeof report);
+    fprintf(stderr, "  the net as the run left it:\n%s", report);
+    if (kpn_net_stats(net, &st) != KPN_OK)
+        return;
+    fprintf(stderr, "  messages %llu, discarded %llu, steals %llu, placements %llu (on %u runners), "
+            "resolutions %llu, switches",
+            (unsigned long long)st.messages, (unsigned long long)st.discarded,
+            (unsigned long long)st.steals, (unsigned long long)st.placements,
+            st.placement_runners, (unsigned long long)st.resolutions);
+    for (i = 0; i < st.runners; ++i)
+        fprintf(stderr, " %llu", (unsigned long long)st.runner_switches[i]);
+    fprintf(stderr, "\n");
+}
+
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 3, 4), noreturn))
 #endif
@@ -651,6 +676,8 @@ static void fail(int line, const char *cond, const char *fmt, ...)
     fprintf(stderr, "\n  during: %s, on %u runner(s)\n", cur_phase, cur_runners);
     if (cur_spec != NULL)
         describe(stderr, cur_spec);
+    if (cur_net != NULL)
+        dump_net(cur_net);
     fflush(stderr);
     __builtin_trap();
 }
@@ -860,6 +887,7 @@ static int run_net(const struct spec *s, struct run *r, const struct ref *ref, u
     UNPOISON(pool_mem, POOL_BYTES);
 
     cur_phase = "building";
+    cur_net = NULL;
     if (cfg.reserve_size == 64) {
         /* kpn.h: a reserve_size from 1 to 63 is a caller mistake */
         cfg.reserve_size = 63;
@@ -893,8 +921,10 @@ static int run_net(const struct spec *s, struct run *r, const struct ref *ref, u
 
     for (;;) {
         cur_phase = "kpn_run";
+        cur_net = NULL;
         st = kpn_run(r->net);
         cur_phase = "checking";
+        cur_net = r->net;
         if (st == KPN_ETHREAD && ++tries < 3)
             continue; /* nothing ran; the system may have been busy */
         if (st == KPN_ETHREAD)
@@ -964,7 +994,9 @@ static int run_net(const struct spec *s, struct run *r, const struct ref *ref, u
     if (full && runners == 1) {
         kpn_status again;
         cur_phase = "kpn_run again";
+        cur_net = NULL;
         again = kpn_run(r->net);
+        cur_net = r->net;
         CHECK(again == st, "kpn_run again returned %s, first %s", kpn_strerror(again), kpn_strerror(st));
         check_final(s, r, ref, runners);
     }
@@ -1002,6 +1034,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (run_net(&s, &runs[0], &reference, 1) && s.runners > 1)
         (void)run_net(&s, &runs[1], &reference, s.runners);
     cur_spec = NULL;
+    cur_net = NULL;
     return 0;
 }
 
