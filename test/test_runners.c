@@ -535,13 +535,14 @@ void test_a_stranger_is_refused_while_the_writer_runs_on_another_runner(void)
  * every call must still be refused, and every message arrive in order. */
 #define PASSING_MSGS 3000
 static kpn_chan *passing;
-static int passing_done, passing_accepted, passing_in_order;
-static long passing_calls;
+static int passing_started, passing_done, passing_accepted, passing_in_order;
 
 static void passing_send(void *arg)
 {
     int i;
     (void)arg;
+    while (!__atomic_load_n(&passing_started, __ATOMIC_SEQ_CST))
+        ; /* the stranger calls all the while the messages pass */
     for (i = 0; i < PASSING_MSGS; ++i)
         kpn_send(passing, &i);
 }
@@ -561,13 +562,13 @@ static void passing_stranger(void *arg)
 {
     int v = -1;
     (void)arg;
-    while (!__atomic_load_n(&passing_done, __ATOMIC_SEQ_CST)) {
+    __atomic_store_n(&passing_started, 1, __ATOMIC_SEQ_CST);
+    do {
         passing_accepted += kpn_send(passing, &v) != KPN_EPERM;
         passing_accepted += kpn_recv(passing, &v) != KPN_EPERM;
         passing_accepted += kpn_send_sized(passing, &v, sizeof v) != KPN_EPERM;
         passing_accepted += kpn_recv_sized(passing, &v, sizeof v) != KPN_EPERM;
-        passing_calls += 4;
-    }
+    } while (!__atomic_load_n(&passing_done, __ATOMIC_SEQ_CST));
 }
 
 void test_a_stranger_races_nothing_while_both_ends_pass_messages(void)
@@ -579,12 +580,10 @@ void test_a_stranger_races_nothing_while_both_ends_pass_messages(void)
     r = spawn_on("reader", passing_recv, NULL, 0);
     (void)spawn_on("stranger", passing_stranger, NULL, 1);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &passing, w, r, sizeof(int), 4));
-    passing_done = passing_accepted = passing_in_order = 0;
-    passing_calls = 0;
+    passing_started = passing_done = passing_accepted = passing_in_order = 0;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(0, passing_accepted);
     TEST_ASSERT_EQUAL_INT(1, passing_in_order);
-    TEST_ASSERT_TRUE(passing_calls > 0);
 }
 
 /* ------------------------------------------------------------ local walks */
