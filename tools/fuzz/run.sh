@@ -19,6 +19,11 @@
 #                                       (REPLAY_RUNS=N): races need several tries;
 #                                       tools/fuzz/crashes/ holds the inputs of
 #                                       bugs found and fixed
+#   sh tools/fuzz/run.sh --tsan --replay FILE...
+#                                       the same under ThreadSanitizer instead
+#                                       of ASan and UBSan, without libFuzzer's
+#                                       coverage counters (their increments
+#                                       race); any race reported fails
 #
 # Everything built or found goes under build/fuzz/: the binary, a working
 # corpus (build/fuzz/corpus, kept between runs, read with the seed corpus
@@ -36,13 +41,15 @@ which=net
 merge=0
 seeds=0
 replay=0
+tsan=0
 while [ $# -gt 0 ]; do
     case $1 in
     --merge) merge=1 ;;
     --target=net|--target=api) which=${1#--target=} ;;
     --seeds) seeds=1 ;;
+    --tsan) tsan=1 ;;
     --replay) replay=1; shift; break ;;
-    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *[!0-9]*|'') echo "fuzz: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     *) seconds=$1 ;;
     esac
@@ -69,6 +76,8 @@ port_c="$port_c port/pthread/thread_pthread.c"
 
 out=build/fuzz
 bin=$out/fuzz_$which
+[ $tsan = 0 ] || [ $replay = 1 ] || { echo "fuzz: --tsan goes with --replay" >&2; exit 2; }
+[ $tsan = 0 ] || bin=$out/fuzz_${which}_tsan
 if [ "$which" = net ]; then seeds_dir=tools/fuzz/corpus; work=$out/corpus
 else seeds_dir=tools/fuzz/corpus-api; work=$out/corpus-api; fi
 mkdir -p "$out/obj" "$work" "$out/artifacts"
@@ -79,6 +88,11 @@ mkdir -p "$out/obj" "$work" "$out/artifacts"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 flags="-std=c99 -pedantic -Wall -Wextra -Werror -O1 -g $san -Iinclude -Iport -Ibench"
 fuzzflags="-fsanitize=fuzzer-no-link -fno-sanitize-coverage=stack-depth"
+if [ $tsan = 1 ]; then
+    san="-fsanitize=thread -fno-omit-frame-pointer"
+    flags="-std=c99 -pedantic -Wall -Wextra -Werror -O1 -g $san -Iinclude -Iport -Ibench"
+    fuzzflags=""
+fi
 
 # build OUTPUT EXTRA_FLAGS LINK_FLAGS: rebuild when a source, this script
 # or the flags changed.
