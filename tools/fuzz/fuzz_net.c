@@ -581,6 +581,7 @@ static const char *cur_phase = "";
 static unsigned cur_runners;
 /* the net whose run is being checked: a failure prints its state */
 static kpn_net *cur_net;
+static unsigned cur_calls; /* of kpn_run on it, KPN_ETHREAD's included */
 
 static const char *op_name(unsigned op)
 {
@@ -649,7 +650,7 @@ static void dump_net(const kpn_net *net)
     unsigned i;
 
     (void)kpn_report(net, report, sizeof report);
-    fprintf(stderr, "  the net as the run left it:\n%s", report);
+    fprintf(stderr, "  the net as the run left it, after %u kpn_run call(s):\n%s", cur_calls, report);
     if (kpn_net_stats(net, &st) != KPN_OK)
         return;
     fprintf(stderr, "  messages %llu, discarded %llu, steals %llu, placements %llu (on %u runners), "
@@ -888,6 +889,7 @@ static int run_net(const struct spec *s, struct run *r, const struct ref *ref, u
 
     cur_phase = "building";
     cur_net = NULL;
+    cur_calls = 0;
     if (cfg.reserve_size == 64) {
         /* kpn.h: a reserve_size from 1 to 63 is a caller mistake */
         cfg.reserve_size = 63;
@@ -922,6 +924,7 @@ static int run_net(const struct spec *s, struct run *r, const struct ref *ref, u
     for (;;) {
         cur_phase = "kpn_run";
         cur_net = NULL;
+        cur_calls++;
         st = kpn_run(r->net);
         cur_phase = "checking";
         cur_net = r->net;
@@ -995,6 +998,7 @@ static int run_net(const struct spec *s, struct run *r, const struct ref *ref, u
         kpn_status again;
         cur_phase = "kpn_run again";
         cur_net = NULL;
+        cur_calls++;
         again = kpn_run(r->net);
         cur_net = r->net;
         CHECK(again == st, "kpn_run again returned %s, first %s", kpn_strerror(again), kpn_strerror(st));
