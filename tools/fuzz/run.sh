@@ -86,13 +86,12 @@ mkdir -p "$out/obj" "$work" "$out/artifacts"
 # is left out: processes run on arena stacks, far from the thread's, and
 # would look to libFuzzer like ever-deeper recursion.
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-flags="-std=c99 -pedantic -Wall -Wextra -Werror -O1 -g $san -Iinclude -Iport -Ibench"
 fuzzflags="-fsanitize=fuzzer-no-link -fno-sanitize-coverage=stack-depth"
 if [ $tsan = 1 ]; then
     san="-fsanitize=thread -fno-omit-frame-pointer"
-    flags="-std=c99 -pedantic -Wall -Wextra -Werror -O1 -g $san -Iinclude -Iport -Ibench"
     fuzzflags=""
 fi
+flags="-std=c99 -pedantic -Wall -Wextra -Werror -O1 -g $san -Iinclude -Iport -Ibench"
 
 # build OUTPUT EXTRA_FLAGS LINK_FLAGS: rebuild when a source, this script
 # or the flags changed.
