@@ -1223,6 +1223,11 @@ spin:
  * one part every block of r looks ('slow_reads'), so that r closes the
  * window (kpni_runners_window), sharing again first.
  *
+ * The block that makes r solo looks at its channel again first (sched.c,
+ * block_any): its process found the channel empty or full while the
+ * other end could still run elsewhere, and that end may have sent,
+ * taken or returned since, with no block to wake.
+ *
  * A process that parks while r is solo takes no lock with it, so it
  * lets go of none as it resumes: 'unlocks' is clear for it, and a
  * runner that shares resumes it from its host with the lock let go

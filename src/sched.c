@@ -325,10 +325,17 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
             kpni_runners_walk_due(r);
         if (KPNI_UNLIKELY(KPNI_ONE_PART(r->net)))
             kpni_runners_one_part(r);
-        /* every other runner asleep since r last asked: perhaps go solo */
-        if (KPNI_UNLIKELY(KPNI_SOLO_DUE(r)) &&
-            kpni_runners_solo(r))
+        /* every other runner asleep since r last asked: perhaps go solo.
+         * Then nothing else runs, but self found 'on' empty or full
+         * before: its other end may have run on another runner since
+         * (sent, taken, returned) without a block to wake, and gone to
+         * sleep.  So it looks again, as a block on a crossing channel
+         * does below; with nothing else running, without a fence. */
+        if (KPNI_UNLIKELY(KPNI_SOLO_DUE(r)) && kpni_runners_solo(r)) {
+            if (!kpni_chan_must_block(on, why))
+                return; /* solo: no lock to let go of */
             mt = 0;
+        }
     }
     KPNI_STORE(&self->wait, on);
     KPNI_STORE(&self->state, why);

@@ -282,7 +282,7 @@ void test_two_runners_without_the_resolver_count_exactly(void)
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
         run_ping_pong(SLOW ? 5000 : 200000, &st);
         TEST_ASSERT_EQUAL_UINT64(0, st.detections);
-        TEST_ASSERT_EQUAL_UINT64(2, st.procs_exited);
+        TEST_ASSERT_EQUAL_UINT(2u, (unsigned)st.procs_exited);
     }
 }
 
@@ -2355,6 +2355,144 @@ static void solo_ring(int overflow, long shared_laps)
     solo_shared_laps = shared_laps;
     solo_seen = 0;
     memset(solo_got, 0, sizeof solo_got);
+}
+
+/* A receive finds the ring empty and open while the writer runs on the
+ * other runner; before the reader's block publishes its state, the
+ * writer sends, returns (closing the channel, with the reader not yet
+ * blocked to wake) and its runner goes to sleep.  The block may then
+ * make the reader's runner solo (every other runner dormant, every live
+ * process on it), and must still look at the channel again, as a block
+ * on a crossing channel does (sched.c, block_any): else the reader parks
+ * for good beside its message, and the run ends with the net not at
+ * rest.  The same for a send that finds the ring full while the reader
+ * takes a message and returns.  White-box: the process spins until all
+ * that has happened, then makes the block its call would have made
+ * (kpni_sched_block), with the other runner made to look as if it had
+ * come back empty-handed from its wakes (KPNI_FRUITLESS), so that the
+ * block goes solo.  The other end must run on the other runner: where a
+ * steal has put both on one runner all the same, the late end does not
+ * wait for it, and the net is run again. */
+static kpn_chan *late_ch;
+static kpn_proc *late_writer, *late_reader;
+static int late_setup, late_solo, late_got, late_end;
+
+/* From the process that blocks late: wait until 'gone' has returned on
+ * the other runner and that runner sleeps, then block on late_ch for
+ * 'why'; 0 at once where 'gone' shares self's runner. */
+static int late_block(kpn_proc *self, kpn_proc *gone, kpn_proc_state why)
+{
+    kpni_runner *other = &net->runners[self->runner == &net->runners[0] ? 1 : 0];
+    long spins;
+
+    /* the look self's send left out, which its next block would make
+     * (chan.c, release_cross): 'gone' may have parked reading */
+    if (self->unfenced[KPNI_WRITES] != NULL)
+        kpni_chan_flush(self, KPNI_WRITES);
+    for (spins = 0; __atomic_load_n(&gone->state, __ATOMIC_SEQ_CST) != KPN_PROC_EXITED; ++spins)
+        if (__atomic_load_n(&gone->runner, __ATOMIC_SEQ_CST) == self->runner || spins == 1000000000L)
+            return 0;
+    for (spins = 0; spins < 1000000000L && !(__atomic_load_n(&other->dormant, __ATOMIC_SEQ_CST) &&
+                                             __atomic_load_n(&other->sleeping, __ATOMIC_SEQ_CST) == KPNI_ASLEEP);
+         ++spins)
+        ;
+    if (!__atomic_load_n(&other->dormant, __ATOMIC_SEQ_CST))
+        return 0;
+    late_setup = 1;
+    __atomic_store_n(&other->fruitless, KPNI_FRUITLESS, __ATOMIC_SEQ_CST);
+    kpni_sched_block(self, why, late_ch);
+    late_solo = net_is_solo();
+    return 1;
+}
+
+static void late_writer_fn(void *arg)
+{
+    int v = 7;
+
+    kpn_send(late_ch, &v);
+    /* found the ring (capacity 1) full: the reader has yet to take it */
+    if (arg == NULL || !late_block(late_writer, late_reader, KPN_PROC_BLOCKED_WRITE))
+        return;
+    late_got = 1;
+    late_end = kpn_send(late_ch, &v) == KPN_OK; /* the reader has gone: dropped */
+}
+
+static void late_reader_fn(void *arg)
+{
+    int v = 0;
+
+    if (arg == NULL) {
+        /* takes the message the late writer sent, waiting for it
+         * without a block, so that its runner does not run dry and
+         * steal the writer meanwhile */
+        long spins;
+
+        for (spins = 0; spins < 1000000000L && __atomic_load_n(&late_ch->sent, __ATOMIC_SEQ_CST) == 0;
+             ++spins)
+            ;
+        (void)kpn_recv(late_ch, &v);
+        return;
+    }
+    /* found the ring empty: the writer has yet to send */
+    if (!late_block(late_reader, late_writer, KPN_PROC_BLOCKED_READ)) {
+        while (kpn_recv(late_ch, &v) == KPN_OK)
+            ;
+        return;
+    }
+    late_got = kpn_recv(late_ch, &v) == KPN_OK && v == 7;
+    late_end = kpn_recv(late_ch, &v) == KPN_EOF;
+}
+
+/* 'reader_late': the reader's block comes late, else the writer's. */
+static void late_block_run(int reader_late)
+{
+    kpn_config cfg = config(2, KPN_POLICY_WS, KPN_WAKE_LAST);
+    void *late = (void *)&late_setup;
+    kpn_stats st;
+    int tries;
+
+    if (KPN_COMPACT)
+        TEST_IGNORE_MESSAGE("the compact build keeps one runner");
+    cfg.cpus = 2;  /* not one CPU, where runner 0 would run alone */
+    cfg.learn = 0; /* work stealing throughout: no placement */
+    /* a writer parked for good beside room ends the run with
+     * KPN_EDEADLOCK, not with the resolver growing its channel */
+    cfg.resolve = reader_late;
+    for (tries = 0; tries < 50; ++tries) {
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &late_reader, "reader", late_reader_fn,
+                                                reader_late ? late : NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &late_writer, "writer", late_writer_fn,
+                                                reader_late ? NULL : late, STACK));
+        /* the late end on runner 1, which starts first: runner 0, the
+         * caller's, cannot steal it while it spins, nor runner 1 the
+         * other end while it runs the late one */
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(reader_late ? late_reader : late_writer, 1));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(reader_late ? late_writer : late_reader, 0));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &late_ch, late_writer, late_reader,
+                                                  sizeof(int), reader_late ? 4 : 1));
+        late_setup = late_solo = late_got = late_end = 0;
+        TEST_ASSERT_EQUAL_INT_MESSAGE(KPN_OK, kpn_run(net), "the late block parked for good");
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+        TEST_ASSERT_EQUAL_UINT_MESSAGE(2u, (unsigned)st.procs_exited, "the late block parked for good");
+        if (late_setup)
+            break;
+    }
+    TEST_ASSERT_EQUAL_INT_MESSAGE(1, late_setup, "the other end never ran on the other runner");
+    TEST_ASSERT_EQUAL_INT_MESSAGE(1, late_got, "the late block parked for good");
+    TEST_ASSERT_EQUAL_INT(1, late_end);
+    TEST_ASSERT_EQUAL_INT_MESSAGE(1, late_solo, "the block did not go solo: the test tests nothing");
+    TEST_ASSERT_EQUAL_UINT(reader_late ? 0u : 1u, (unsigned)st.discarded);
+}
+
+void test_a_read_block_that_goes_solo_looks_again_at_what_the_writer_left(void)
+{
+    late_block_run(1);
+}
+
+void test_a_write_block_that_goes_solo_looks_again_at_what_the_reader_left(void)
+{
+    late_block_run(0);
 }
 
 /* One runner: a wake notes in the waker whom it woke (kpn_proc.after),
