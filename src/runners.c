@@ -1187,12 +1187,14 @@ spin:
         KPNI_STORE_REL(&r->dormant, 1);
         __atomic_fetch_add(&net->dormancies, 1u, __ATOMIC_RELEASE);
         kpn_port_sem_wait(r->sem);
-        KPNI_STORE(&r->dormant, 0);
+        /* before the look at 'solo' below, in one total order with a
+         * runner going solo (kpni_runners_solo) */
+        __atomic_store_n(&r->dormant, 0, __ATOMIC_SEQ_CST);
         r->woke_switches = r->switches;
         r->lone_looks = 0;
         /* a halt may post while a runner is solo: it ends that at its
          * host, soon after, and only then may this one look */
-        while (KPNI_LOAD_ACQ(&net->solo))
+        while (__atomic_load_n(&net->solo, __ATOMIC_SEQ_CST))
             kpn_port_yield();
     }
     kpni_lock(r);
@@ -1212,9 +1214,10 @@ spin:
  * it has a second process ready at a block that looks (block_any) or
  * none at all (its host).  Nothing else looks at the net meanwhile: a
  * dormant runner is woken only by a post, which only a runner's own
- * thread makes, and r makes none while solo but a halt's (after which
- * the woken one waits for 'net->solo' to clear).  Input needs no runner
- * (input.c).
+ * thread makes, and r makes none while solo but a halt's; and a runner
+ * woken at all, by a halt or by a post made as r went solo, waits for
+ * 'net->solo' to clear before it looks (kpni_runners_solo says why
+ * that cannot be missed).  Input needs no runner (input.c).
  *
  * Under a placement on one part (KPNI_ONE_PART) r goes solo too, without
  * waiting for the dormant runners to come back empty-handed from their
@@ -1287,13 +1290,23 @@ int kpni_runners_solo(kpni_runner *r)
     if (KPN_COMPACT || net->cfg.policy != KPN_POLICY_WS || (net->learnt != 0 && !one) ||
         KPNI_LOAD(&net->halt) != KPN_OK)
         return 0;
+    /* Said before the others are asked (sequentially consistent, as is
+     * each look at 'dormant'), and taken back if r does not go solo: a
+     * runner asked while dormant may be woken after, by one not yet
+     * dormant then, which has gone dormant by the time it is asked
+     * itself.  The woken one clears its 'dormant' and then looks at
+     * 'solo' (kpni_runners_idle), so it sees r solo and waits, or r sees
+     * it awake: Dekker's pairing, on the two words. */
+    __atomic_store_n(&net->solo, 1, __ATOMIC_SEQ_CST);
     /* under a placement on one part a dormant runner has nothing to
      * come back for */
     for (i = 0; i < net->nrunners; ++i)
-        if (i != r->index && (!KPNI_LOAD_ACQ(&net->runners[i].dormant) ||
+        if (i != r->index && (!__atomic_load_n(&net->runners[i].dormant, __ATOMIC_SEQ_CST) ||
                               KPNI_LOAD(&net->runners[i].sleeping) != KPNI_ASLEEP ||
-                              (!one && KPNI_LOAD(&net->runners[i].fruitless) < KPNI_FRUITLESS)))
+                              (!one && KPNI_LOAD(&net->runners[i].fruitless) < KPNI_FRUITLESS))) {
+            KPNI_STORE_REL(&net->solo, 0);
             return 0;
+        }
     /* The dormant runners' processes are still: nobody moves them.  One
      * left there is usually one r has yet to wake (it then follows the
      * waker): look again once r has blocked as often as the net has
@@ -1302,6 +1315,7 @@ int kpni_runners_solo(kpni_runner *r)
         if (p->runner != r && p->state != KPN_PROC_EXITED) {
             r->solo_tried = dormancies - 1u;
             r->solo_after = blocks_per_walk(net);
+            KPNI_STORE_REL(&net->solo, 0);
             return 0;
         }
     /* Blocks while solo set no word (KPNI_WAITING): a crossing channel's
@@ -1319,7 +1333,6 @@ int kpni_runners_solo(kpni_runner *r)
         count_waiters(net);
     r->solo = 1;
     r->solos++;
-    KPNI_STORE(&net->solo, 1);
     r->mt = 0;
     /* solo in a window on one part, every block looks (block_any) */
     r->slow_reads = one && net->trial == KPNI_TRIAL_HALF;
