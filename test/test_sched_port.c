@@ -556,6 +556,53 @@ void test_a_runner_going_solo_asks_every_crossing_channel_to_look(void)
     TEST_ASSERT_EQUAL_size_t(1, KPNI_WAITING(in, KPN_PROC_BLOCKED_WRITE));
 }
 
+/* A runner about to go solo says so (net->solo) before it asks the
+ * others whether they are dormant, so that one woken after it was asked
+ * waits (runners.c, kpni_runners_solo); where it does not go solo, it
+ * takes that back, or a runner woken later would wait for good.  Asked
+ * here with runner 1 awake, then dormant with a process still on it,
+ * then dormant with none. */
+void test_a_runner_that_does_not_go_solo_takes_back_its_word(void)
+{
+    kpn_proc *a, *b;
+    kpni_runner *r0, *r1;
+
+    kpn_port_sem_init_IgnoreAndReturn(0);
+    init_net(2);
+    kpn_port_init_Ignore();
+    a = spawn();
+    b = spawn();
+    r0 = &net->runners[0];
+    r1 = &net->runners[1];
+    TEST_ASSERT_TRUE(kpni_queue_pop_front(a->runner) == a);
+    TEST_ASSERT_TRUE(kpni_queue_pop_front(b->runner) == b);
+    a->runner = r0;
+    a->state = KPN_PROC_RUNNING;
+    r0->current = a;
+    b->runner = r1; /* as if queued there */
+    kpni_lock(r0);
+
+    r1->fruitless = KPNI_FRUITLESS; /* awake: not dormant */
+    TEST_ASSERT_EQUAL_INT(0, kpni_runners_solo(r0));
+    TEST_ASSERT_EQUAL_INT(0, net->solo);
+    TEST_ASSERT_EQUAL_INT(1, r0->mt);
+    TEST_ASSERT_EQUAL_INT(1, r0->lock); /* still the caller's */
+
+    r1->dormant = 1; /* asleep, but b is on it */
+    r1->sleeping = KPNI_ASLEEP;
+    TEST_ASSERT_EQUAL_INT(0, kpni_runners_solo(r0));
+    TEST_ASSERT_EQUAL_INT(0, net->solo);
+    TEST_ASSERT_EQUAL_INT(1, r0->mt);
+    TEST_ASSERT_NOT_EQUAL(0, r0->solo_after); /* looks again later */
+
+    r0->solo_after = 0;
+    b->runner = r0; /* b home: r0 goes solo, and says so */
+    TEST_ASSERT_EQUAL_INT(1, kpni_runners_solo(r0));
+    TEST_ASSERT_EQUAL_INT(1, net->solo);
+    TEST_ASSERT_EQUAL_INT(0, r0->mt);
+    TEST_ASSERT_EQUAL_INT(0, r0->lock);
+}
+
 /* ---- the CPUs a learnt placement may use ---- */
 
 /* cfg.cpus when set, and then the port is not asked; else the port's
