@@ -2464,9 +2464,9 @@ static void late_block_run(int reader_late)
                                                 reader_late ? late : NULL, STACK));
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &late_writer, "writer", late_writer_fn,
                                                 reader_late ? NULL : late, STACK));
-        /* the late end on runner 1, which starts first: runner 0, the
-         * caller's, cannot steal it while it spins, nor runner 1 the
-         * other end while it runs the late one */
+        /* the late end on runner 1, whose thread may start before
+         * runner 0's loop: runner 0 cannot steal it while it spins, nor
+         * runner 1 the other end while it runs the late one */
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(reader_late ? late_reader : late_writer, 1));
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(reader_late ? late_writer : late_reader, 0));
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &late_ch, late_writer, late_reader,
