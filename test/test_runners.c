@@ -2241,6 +2241,14 @@ static int net_is_solo(void)
     return __atomic_load_n(&net->solo, __ATOMIC_ACQUIRE) != 0;
 }
 
+/* From a process: whether its own runner is solo.  Not net->solo, which
+ * another runner also sets for the moment it asks whether it may go solo
+ * (runners.c, kpni_runners_solo). */
+static int running_solo(const kpn_proc *self)
+{
+    return self->runner->solo != 0;
+}
+
 /* From the head, while its runner is solo (nothing else runs): does each
  * process's count of the processes waiting on it match the processes
  * blocked on one of its channels, and are the reader's words of each
@@ -2279,7 +2287,7 @@ static void solo_head_fn(void *arg)
         kpn_send(solo_ch[0], &t);
         kpn_recv(solo_ch[SOLO_RING - 1], &t);
         solo_got[0]++;
-        solo_seen = net_is_solo();
+        solo_seen = running_solo(solo_head);
     }
     if (solo_count && solo_seen) {
         /* as the runner went solo, and after laps of blocks and wakes */
@@ -2289,7 +2297,7 @@ static void solo_head_fn(void *arg)
             kpn_recv(solo_ch[SOLO_RING - 1], &t);
             solo_got[0]++;
         }
-        if (net_is_solo())
+        if (running_solo(solo_head))
             check_solo_counts();
     }
     if (solo_overflow) {
@@ -2401,7 +2409,7 @@ static int late_block(kpn_proc *self, kpn_proc *gone, kpn_proc_state why)
     late_setup = 1;
     __atomic_store_n(&other->fruitless, KPNI_FRUITLESS, __ATOMIC_SEQ_CST);
     kpni_sched_block(self, why, late_ch);
-    late_solo = net_is_solo();
+    late_solo = running_solo(self);
     return 1;
 }
 
