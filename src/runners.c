@@ -526,9 +526,13 @@ static void wake_missed(kpni_runner *r)
             continue;
         /* every lock, not just p's runner's: the wake hands p the mark
          * of the process it waited for (kpni_sched_ready_by), which runs
-         * on another runner and marks itself under that one's lock */
+         * on another runner and marks itself under that one's lock.
+         * The channel is asked again under them: meanwhile p may have
+         * been woken, taken the message and blocked on 'c' again, and
+         * the net come to rest and the run end; woken now, p would be
+         * left ready after it. */
         kpni_lock_all(r);
-        if (p->state == why && p->wait == c)
+        if (p->state == why && p->wait == c && !kpni_chan_must_block(c, (kpn_proc_state)why))
             kpni_sched_ready(r, p);
         kpni_unlock_all(r);
     }

@@ -2503,6 +2503,109 @@ void test_a_write_block_that_goes_solo_looks_again_at_what_the_reader_left(void)
     late_block_run(0);
 }
 
+/* An idle runner looks without a lock at the processes it remembers
+ * parked on a crossing channel (runners.c, wake_missed), and one that
+ * need not wait any more it wakes under every lock.  Meanwhile that
+ * process may have been woken, taken its message and parked on the same
+ * channel again (and the net come to rest, and the run end): under the
+ * locks the runner must ask the channel again, not only whether the
+ * process still waits on it, or it wakes a process that must wait (left
+ * ready after the run, where the net fuzzer found it).  White-box, under
+ * KPN_POLICY_STATIC: the writer on runner 0 holds runner 1's lock,
+ * puts a message in with no look, and waits until runner 1, idle, has
+ * taken runner 0's lock on its way to every lock, so has seen the
+ * message; then it takes the message out as the reader would have,
+ * leaving the reader parked, and lets go.  A round whose runner 1 was
+ * asleep by then, and so never looked, proves nothing and is run again. */
+static struct {
+    kpn_proc *writer, *reader;
+    kpn_chan *chan;
+    int caught, spurious, tries;
+} aba;
+
+static void aba_reader(void *arg)
+{
+    int v;
+    (void)arg;
+    while (kpn_recv(aba.chan, &v) == KPN_OK)
+        ;
+}
+
+/* The reader's dispatches, read under its runner's lock, which its
+ * runner holds as it dispatches it. */
+static uint64_t aba_reader_switches(kpni_runner *r1)
+{
+    uint64_t n;
+
+    kpni_lock(r1);
+    n = aba.reader->switches;
+    kpni_unlock(r1);
+    return n;
+}
+
+#define ABA_LOOKS (SLOW ? 10000000L : 100000000L)
+
+static void aba_writer(void *arg)
+{
+    kpni_runner *r0 = &net->runners[0], *r1 = &net->runners[1];
+    int k = 0;
+    (void)arg;
+    for (aba.tries = 0; aba.tries < 200 && aba.caught < 3; ++aba.tries) {
+        uint64_t switches;
+        long spins;
+
+        /* a message the reader takes: it parks again, and runner 1
+         * runs dry and spins */
+        kpn_send(aba.chan, &k);
+        for (spins = 0; spins < ABA_LOOKS &&
+                        !(__atomic_load_n(&aba.reader->state, __ATOMIC_SEQ_CST) == KPN_PROC_BLOCKED_READ &&
+                          __atomic_load_n(&KPNI_RECEIVED(aba.chan), __ATOMIC_SEQ_CST) ==
+                              __atomic_load_n(&aba.chan->sent, __ATOMIC_SEQ_CST));
+             ++spins)
+            ;
+        (void)spin_while(&r1->sleeping, KPNI_AWAKE, 1);
+        kpni_lock(r1);
+        switches = aba.reader->switches;
+        put_without_look(aba.chan, k);
+        for (spins = 0; spins < ABA_LOOKS && __atomic_load_n(&r0->lock, __ATOMIC_SEQ_CST) == 0; ++spins)
+            ;
+        if (__atomic_load_n(&r0->lock, __ATOMIC_SEQ_CST) == 0) {
+            /* runner 1 slept first: the look the writer's block makes */
+            kpni_unlock(r1);
+            aba.writer->unfenced[KPNI_WRITES] = aba.chan;
+            kpni_chan_flush(aba.writer, KPNI_WRITES);
+            continue;
+        }
+        aba.caught++;
+        /* the reader "took" it and parked again on the same channel */
+        __atomic_store_n(&KPNI_RECEIVED(aba.chan), __atomic_load_n(&aba.chan->sent, __ATOMIC_SEQ_CST),
+                         __ATOMIC_SEQ_CST);
+        kpni_unlock(r1);
+        /* a wake would make runner 1 dispatch the reader soon: let it
+         * have its lock between the looks */
+        for (spins = 0; spins < 10000 && aba_reader_switches(r1) == switches; ++spins)
+            kpn_port_yield();
+        aba.spurious += aba_reader_switches(r1) != switches;
+    }
+    kpn_close(aba.chan);
+}
+
+void test_an_idle_runner_asks_the_channel_again_before_it_wakes_a_reader(void)
+{
+    if (!runners_run_at_once())
+        TEST_IGNORE_MESSAGE("the two runners take turns here");
+    init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+    memset(&aba, 0, sizeof aba);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &aba.writer, "writer", aba_writer, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &aba.reader, "reader", aba_reader, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(aba.writer, 0));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(aba.reader, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &aba.chan, aba.writer, aba.reader, sizeof(int), 4));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_TRUE_MESSAGE(aba.caught > 0, "runner 1 never looked while the writer held its lock");
+    TEST_ASSERT_EQUAL_INT(0, aba.spurious);
+}
+
 /* One runner: a wake notes in the waker whom it woke (kpn_proc.after),
  * so that the waker's own next wake starts loading that one's lines
  * (KPNI_PREFETCH_AFTER).  After laps of a ring with one token each
