@@ -63,7 +63,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-stackframe=8388608 \
                 --fair-sched=yes
 
-.PHONY: all lib test test-port test-bins sanitize tsan valgrind coverage fuzz fuzz-api \
+.PHONY: all lib test test-port test-bins sanitize tsan valgrind coverage fuzz fuzz-api fuzz-yield \
         check-ceedling-links check-embedded test-qemu firmware examples bench-bins demo bench scaling clean help
 .DELETE_ON_ERROR:
 # keep generated runners: gcovr reads them, and they need no rebuilding
@@ -81,6 +81,7 @@ help:
 	@echo "make coverage                 line and branch coverage of src/ and port/ (gcovr), with a floor"
 	@echo "make fuzz [FUZZ_SECONDS=60]   libFuzzer over random networks against a reference interpreter"
 	@echo "make fuzz-api [FUZZ_SECONDS=60] libFuzzer over hostile API call sequences (docs/errors.md)"
+	@echo "make fuzz-yield [FUZZ_SECONDS=60] make fuzz, its library giving up the CPU at random (races)"
 	@echo "make check-embedded           the core and the Cortex-M port for M4F, M3, M0, RV64: libc check, footprint"
 	@echo "make test-qemu                the Cortex-M port's target tests under QEMU (M4F and M3)"
 	@echo "make firmware                 examples/firmware, built and run under QEMU"
@@ -192,6 +193,12 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	@sh tools/deps.sh test clang
 	@sh tools/fuzz/run.sh $(FUZZ_SECONDS)
+
+# The same, in a build whose library gives up the CPU at random at its
+# shared accesses and locks (tools/fuzz/README.md, --yield).
+fuzz-yield:
+	@sh tools/deps.sh test clang
+	@sh tools/fuzz/run.sh --yield $(FUZZ_SECONDS)
 
 # The API target (tools/fuzz/fuzz_api.c): hostile call sequences.
 fuzz-api:

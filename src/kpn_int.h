@@ -239,11 +239,21 @@ void __tsan_switch_to_fiber(void *fiber, unsigned flags);
  * channel counters publish messages with acquire/release.  With one
  * runner, or without threads, these compile to plain accesses. */
 #if KPN_THREADS
-#define KPNI_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-#define KPNI_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#define KPNI_LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define KPNI_STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define KPNI_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+/* The fuzz target's yielding build (tools/fuzz/run.sh --yield) may give
+ * up the CPU before each of these and at each lock taken or let go
+ * (kpni_fuzz_yield, in the target), so that interleavings a loaded
+ * machine makes rarely come more often. */
+#ifdef KPN_FUZZ_YIELD
+void kpni_fuzz_yield(void);
+#define KPNI_FUZZ_YIELD() kpni_fuzz_yield()
+#else
+#define KPNI_FUZZ_YIELD() ((void)0)
+#endif
+#define KPNI_LOAD(p) (KPNI_FUZZ_YIELD(), __atomic_load_n((p), __ATOMIC_RELAXED))
+#define KPNI_STORE(p, v) (KPNI_FUZZ_YIELD(), __atomic_store_n((p), (v), __ATOMIC_RELAXED))
+#define KPNI_LOAD_ACQ(p) (KPNI_FUZZ_YIELD(), __atomic_load_n((p), __ATOMIC_ACQUIRE))
+#define KPNI_STORE_REL(p, v) (KPNI_FUZZ_YIELD(), __atomic_store_n((p), (v), __ATOMIC_RELEASE))
+#define KPNI_FENCE() (KPNI_FUZZ_YIELD(), __atomic_thread_fence(__ATOMIC_SEQ_CST))
 #elif defined(__GNUC__) || defined(__clang__)
 /* One runner, but an input channel's counters are shared with an
  * interrupt handler (kpn_offer): a message is still published with
@@ -917,6 +927,7 @@ void kpni_lock_spin(kpni_runner *r);
  * instructions more. */
 static inline void kpni_lock(kpni_runner *r)
 {
+    KPNI_FUZZ_YIELD();
     if (__atomic_exchange_n(&r->lock, 1, __ATOMIC_ACQUIRE) != 0)
         kpni_lock_spin(r);
 }
@@ -924,6 +935,7 @@ static inline void kpni_lock(kpni_runner *r)
 static inline void kpni_unlock(kpni_runner *r)
 {
     __atomic_store_n(&r->lock, 0, __ATOMIC_RELEASE);
+    KPNI_FUZZ_YIELD();
 }
 
 static inline void kpni_unlock_proc(kpni_runner *r, kpni_runner *also)

@@ -42,6 +42,7 @@ static void spin_lock(int *word)
 {
     int spins = 0;
 
+    KPNI_FUZZ_YIELD();
     while (__atomic_exchange_n(word, 1, __ATOMIC_ACQUIRE) != 0) {
         while (__atomic_load_n(word, __ATOMIC_RELAXED) != 0) {
             if (++spins < 100) {
@@ -63,6 +64,7 @@ static int spin_trylock(int *word)
 static void spin_unlock(int *word)
 {
     __atomic_store_n(word, 0, __ATOMIC_RELEASE);
+    KPNI_FUZZ_YIELD();
 }
 
 /* r's lock, which kpni_lock found taken. */

@@ -83,6 +83,23 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
+#ifdef KPN_FUZZ_YIELD
+#include "port.h"
+/* The yielding build (run.sh --yield): the library calls this before
+ * each shared load, store and fence and at each lock taken or let go
+ * (kpn_int.h); about one call in 48 gives up the CPU, at points that
+ * differ from thread to thread. */
+void kpni_fuzz_yield(void);
+void kpni_fuzz_yield(void)
+{
+    static __thread unsigned s = 12345u;
+
+    s = s * 1103515245u + 12345u;
+    if ((s >> 16) % 48u == 0)
+        kpn_port_yield();
+}
+#endif
+
 #define MAX_PROCS 8
 #define MAX_CHANS 12
 #define MAX_PROG 24

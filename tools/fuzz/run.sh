@@ -24,6 +24,13 @@
 #                                       of ASan and UBSan, without libFuzzer's
 #                                       coverage counters (their increments
 #                                       race); any race reported fails
+#   sh tools/fuzz/run.sh --yield [SECONDS | --replay FILE...]
+#                                       the net target in a build whose library
+#                                       gives up the CPU at random at its shared
+#                                       loads, stores, fences and locks
+#                                       (KPN_FUZZ_YIELD), so that interleavings
+#                                       a loaded machine makes rarely come more
+#                                       often
 #
 # Everything built or found goes under build/fuzz/: the binary, a working
 # corpus (build/fuzz/corpus, kept between runs, read with the seed corpus
@@ -42,14 +49,16 @@ merge=0
 seeds=0
 replay=0
 tsan=0
+yield=0
 while [ $# -gt 0 ]; do
     case $1 in
     --merge) merge=1 ;;
     --target=net|--target=api) which=${1#--target=} ;;
     --seeds) seeds=1 ;;
     --tsan) tsan=1 ;;
+    --yield) yield=1 ;;
     --replay) replay=1; shift; break ;;
-    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *[!0-9]*|'') echo "fuzz: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     *) seconds=$1 ;;
     esac
@@ -78,6 +87,8 @@ out=build/fuzz
 bin=$out/fuzz_$which
 [ $tsan = 0 ] || [ $replay = 1 ] || { echo "fuzz: --tsan goes with --replay" >&2; exit 2; }
 [ $tsan = 0 ] || bin=$out/fuzz_${which}_tsan
+[ $yield = 0 ] || [ "$which" = net ] || { echo "fuzz: --yield is for the net target" >&2; exit 2; }
+[ $yield = 0 ] || bin=${bin}_yield
 if [ "$which" = net ]; then seeds_dir=tools/fuzz/corpus; work=$out/corpus
 else seeds_dir=tools/fuzz/corpus-api; work=$out/corpus-api; fi
 mkdir -p "$out/obj" "$work" "$out/artifacts"
@@ -92,6 +103,7 @@ if [ $tsan = 1 ]; then
     fuzzflags=""
 fi
 flags="-std=c99 -pedantic -Wall -Wextra -Werror -O1 -g $san -Iinclude -Iport -Ibench"
+[ $yield = 0 ] || flags="$flags -DKPN_FUZZ_YIELD"
 
 # build OUTPUT EXTRA_FLAGS LINK_FLAGS: rebuild when a source, this script
 # or the flags changed.
