@@ -92,8 +92,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 void kpni_fuzz_yield(void);
 void kpni_fuzz_yield(void)
 {
-    static __thread unsigned s = 12345u;
+    static __thread unsigned s;
 
+    if (s == 0) /* each thread its own sequence, from where its copy lies */
+        s = (unsigned)((uintptr_t)&s >> 4) | 1u;
     s = s * 1103515245u + 12345u;
     if ((s >> 16) % 48u == 0)
         kpn_port_yield();
