@@ -156,6 +156,144 @@ void test_offer_from_another_thread_with_several_runners_over_one_cpu(void)
     TEST_ASSERT_TRUE(st.runner_switches[0] > 0);
 }
 
+/* A cyclic net on three runners, fed from another thread.  'head' adds
+ * to each input value the one that came back round the loop LAG values
+ * earlier and sends the sum round a loop of LOOP processes; the last of
+ * them sends each value back to head and out to the sink.  LAG values
+ * are in the loop at once, so that the runners share its processes, and
+ * messages cross between them in both directions while input arrives. */
+#define LOOP 6u
+#define LAG 4u
+#define LOOP_STACK 16384
+struct loop_net {
+    kpn_chan *in, *link[LOOP], *back, *out;
+    uint32_t got[MAXN];
+    unsigned n;
+};
+struct loop_stage {
+    struct loop_net *ln;
+    unsigned k;
+};
+static struct loop_net ln;
+static struct loop_stage stages[LOOP];
+
+static uint32_t loop_step(uint32_t x, unsigned k)
+{
+    return x * 2654435761u + k + 1u;
+}
+
+static void loop_head(void *arg)
+{
+    struct loop_net *l = arg;
+    uint32_t v, t, sent = 0;
+
+    while (kpn_recv(l->in, &v) == KPN_OK) {
+        t = 0;
+        if (sent >= LAG && kpn_recv(l->back, &t) != KPN_OK)
+            break;
+        v += t;
+        kpn_send(l->link[0], &v);
+        sent++;
+    }
+}
+
+static void loop_stage_proc(void *arg)
+{
+    const struct loop_stage *s = arg;
+    struct loop_net *l = s->ln;
+    uint32_t x;
+
+    while (kpn_recv(l->link[s->k], &x) == KPN_OK) {
+        x = loop_step(x, s->k);
+        if (s->k + 1 < LOOP) {
+            kpn_send(l->link[s->k + 1], &x);
+        } else {
+            kpn_send(l->out, &x);
+            kpn_send(l->back, &x); /* dropped once head has returned */
+        }
+    }
+}
+
+static void loop_sink(void *arg)
+{
+    struct loop_net *l = arg;
+    uint32_t x;
+
+    while (kpn_recv(l->out, &x) == KPN_OK)
+        if (l->n < MAXN)
+            l->got[l->n++] = x;
+}
+
+/* What the sink must get for inputs first..first+count-1, worked out
+ * one value at a time. */
+static void loop_expected(uint32_t first, uint32_t count, uint32_t *want)
+{
+    uint32_t i;
+    unsigned k;
+
+    for (i = 0; i < count; ++i) {
+        uint32_t x = first + i + (i >= LAG ? want[i - LAG] : 0u);
+        for (k = 0; k < LOOP; ++k)
+            x = loop_step(x, k);
+        want[i] = x;
+    }
+}
+
+static void build_loop(unsigned runners)
+{
+    kpn_config cfg;
+    kpn_proc *head, *stage[LOOP], *sink;
+    unsigned k;
+
+    kpn_config_default(&cfg);
+    cfg.runners = runners;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    ln.n = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &head, "head", loop_head, &ln, LOOP_STACK));
+    for (k = 0; k < LOOP; ++k) {
+        stages[k].ln = &ln;
+        stages[k].k = k;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &stage[k], "loop", loop_stage_proc,
+                                                &stages[k], LOOP_STACK));
+    }
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &sink, "sink", loop_sink, &ln, LOOP_STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &ln.in, head, sizeof(uint32_t), 2));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &ln.link[0], head, stage[0], sizeof(uint32_t), 1));
+    for (k = 1; k < LOOP; ++k)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &ln.link[k], stage[k - 1], stage[k],
+                                                  sizeof(uint32_t), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &ln.back, stage[LOOP - 1], head,
+                                              sizeof(uint32_t), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &ln.out, stage[LOOP - 1], sink,
+                                              sizeof(uint32_t), 1));
+}
+
+/* Every value through, in order, with every value that came back round
+ * the loop added in: what one thread working through the definition
+ * gives, in rounds that offer at different paces. */
+void test_offers_into_a_loop_that_spans_three_runners_give_what_one_thread_gives(void)
+{
+    static uint32_t want[MAXN];
+    unsigned round;
+
+    loop_expected(11, MAXN, want);
+    for (round = 0; round < 4; ++round) {
+        struct kt_offerer o = {0};
+
+        build_loop(3);
+        o.in = ln.in;
+        o.first = 11;
+        o.count = MAXN;
+        o.pause = round % 2 == 0 ? 0u : round;
+        TEST_ASSERT_EQUAL_INT(0, kt_offerer_start(&o));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+        kt_offerer_join(&o);
+        TEST_ASSERT_FALSE(o.bad);
+        TEST_ASSERT_EQUAL_UINT(MAXN, ln.n);
+        TEST_ASSERT_EQUAL_MEMORY(want, ln.got, MAXN * sizeof want[0]);
+    }
+}
+
 void test_a_net_waiting_for_input_returns_only_after_the_close(void)
 {
     struct kt_offerer o = {0};
