@@ -26,6 +26,10 @@ SRC := $(sort $(wildcard src/*.c))
 PORT_SRC_amd64 := port/amd64/port_amd64.c port/amd64/switch_amd64.S port/pthread/thread_pthread.c
 PORT_SRC_posix := port/posix/port_posix.c port/pthread/thread_pthread.c
 PORT_SRC := $(PORT_SRC_$(PORT))
+# The yielding build (make test-yield) adds its hook.
+ifneq ($(findstring -DKPN_FUZZ_YIELD,$(XFLAGS)),)
+PORT_SRC += port/pthread/fuzz_yield.c
+endif
 ifeq ($(PORT_SRC),)
 $(error PORT must be one of: $(PORTS))
 endif
@@ -63,7 +67,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-stackframe=8388608 \
                 --fair-sched=yes
 
-.PHONY: all lib test test-port test-bins sanitize tsan valgrind coverage fuzz fuzz-api fuzz-yield \
+.PHONY: all lib test test-port test-bins sanitize tsan test-yield valgrind coverage fuzz fuzz-api fuzz-yield \
         check-ceedling-links check-embedded test-qemu firmware examples bench-bins demo bench scaling clean help
 .DELETE_ON_ERROR:
 # keep generated runners: gcovr reads them, and they need no rebuilding
@@ -77,6 +81,7 @@ help:
 	@echo "make test-port PORT=...       the suite on one port"
 	@echo "make sanitize                 the suite under ASan+UBSan, every port"
 	@echo "make tsan                     the suite under ThreadSanitizer, every port"
+	@echo "make test-yield               the suite, its library giving up the CPU at random (races), every port"
 	@echo "make valgrind                 the suite under valgrind memcheck, ucontext port"
 	@echo "make coverage                 line and branch coverage of src/ and port/ (gcovr), with a floor"
 	@echo "make fuzz [FUZZ_SECONDS=60]   libFuzzer over random networks against a reference interpreter"
@@ -167,6 +172,15 @@ tsan:
 	@sh tools/deps.sh test clang
 	@sh tools/tsan.sh $(PORTS); s=$$?; \
 	sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)-tsan/results) && exit $$s
+
+# The suite in a build whose library gives up the CPU at random where
+# it touches what the runners share (port/pthread/fuzz_yield.c): the
+# interleavings a loaded machine makes rarely come often.
+test-yield:
+	@sh tools/deps.sh test
+	@for p in $(PORTS); do $(MAKE) --no-print-directory test-port PORT=$$p VARIANT=-yield \
+	    XFLAGS="-DKPN_FUZZ_YIELD"; done; \
+	sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)-yield/results)
 
 # The suite under memcheck on the ucontext port, with the process stacks
 # announced to valgrind (KPN_VALGRIND).  Any error fails.

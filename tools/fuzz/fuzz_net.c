@@ -83,25 +83,6 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
-#ifdef KPN_FUZZ_YIELD
-#include "port.h"
-/* The yielding build (run.sh --yield): the library calls this before
- * each shared load, store and fence and at each lock taken or let go
- * (kpn_int.h); about one call in 48 gives up the CPU, at points that
- * differ from thread to thread. */
-void kpni_fuzz_yield(void);
-void kpni_fuzz_yield(void)
-{
-    static __thread unsigned s;
-
-    if (s == 0) /* each thread its own sequence, from where its copy lies */
-        s = (unsigned)((uintptr_t)&s >> 4) | 1u;
-    s = s * 1103515245u + 12345u;
-    if ((s >> 16) % 48u == 0)
-        kpn_port_yield();
-}
-#endif
-
 #define MAX_PROCS 8
 #define MAX_CHANS 12
 #define MAX_PROG 24

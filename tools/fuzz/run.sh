@@ -103,7 +103,10 @@ if [ $tsan = 1 ]; then
     fuzzflags=""
 fi
 flags="-std=c99 -pedantic -Wall -Wextra -Werror -O1 -g $san -Iinclude -Iport -Ibench"
-[ $yield = 0 ] || flags="$flags -DKPN_FUZZ_YIELD"
+if [ $yield = 1 ]; then
+    flags="$flags -DKPN_FUZZ_YIELD"
+    port_c="$port_c port/pthread/fuzz_yield.c"
+fi
 
 # build OUTPUT EXTRA_FLAGS LINK_FLAGS: rebuild when a source, this script
 # or the flags changed.
