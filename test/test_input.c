@@ -166,9 +166,8 @@ void test_offer_from_another_thread_with_several_runners_over_one_cpu(void)
 #define LAG 4u
 #define LOOP_STACK 16384
 struct loop_net {
-    kpn_chan *in, *link[LOOP], *back, *out;
-    uint32_t got[MAXN];
-    unsigned n;
+    kpn_chan *in, *link[LOOP], *back;
+    struct filter sink; /* its 'out' and what sink_proc records */
 };
 struct loop_stage {
     struct loop_net *ln;
@@ -208,20 +207,10 @@ static void loop_stage_proc(void *arg)
         if (s->k + 1 < LOOP) {
             kpn_send(l->link[s->k + 1], &x);
         } else {
-            kpn_send(l->out, &x);
+            kpn_send(l->sink.out, &x);
             kpn_send(l->back, &x); /* dropped once head has returned */
         }
     }
-}
-
-static void loop_sink(void *arg)
-{
-    struct loop_net *l = arg;
-    uint32_t x;
-
-    while (kpn_recv(l->out, &x) == KPN_OK)
-        if (l->n < MAXN)
-            l->got[l->n++] = x;
 }
 
 /* What the sink must get for inputs first..first+count-1, worked out
@@ -248,7 +237,7 @@ static void build_loop(unsigned runners)
     kpn_config_default(&cfg);
     cfg.runners = runners;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
-    ln.n = 0;
+    ln.sink.n = 0;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &head, "head", loop_head, &ln, LOOP_STACK));
     for (k = 0; k < LOOP; ++k) {
         stages[k].ln = &ln;
@@ -256,7 +245,7 @@ static void build_loop(unsigned runners)
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &stage[k], "loop", loop_stage_proc,
                                                 &stages[k], LOOP_STACK));
     }
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &sink, "sink", loop_sink, &ln, LOOP_STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &sink, "sink", sink_proc, &ln.sink, LOOP_STACK));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &ln.in, head, sizeof(uint32_t), 2));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &ln.link[0], head, stage[0], sizeof(uint32_t), 1));
     for (k = 1; k < LOOP; ++k)
@@ -264,7 +253,7 @@ static void build_loop(unsigned runners)
                                                   sizeof(uint32_t), 1));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &ln.back, stage[LOOP - 1], head,
                                               sizeof(uint32_t), 1));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &ln.out, stage[LOOP - 1], sink,
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &ln.sink.out, stage[LOOP - 1], sink,
                                               sizeof(uint32_t), 1));
 }
 
@@ -289,8 +278,8 @@ void test_offers_into_a_loop_that_spans_three_runners_give_what_one_thread_gives
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
         kt_offerer_join(&o);
         TEST_ASSERT_FALSE(o.bad);
-        TEST_ASSERT_EQUAL_UINT(MAXN, ln.n);
-        TEST_ASSERT_EQUAL_MEMORY(want, ln.got, MAXN * sizeof want[0]);
+        TEST_ASSERT_EQUAL_UINT(MAXN, ln.sink.n);
+        TEST_ASSERT_EQUAL_MEMORY(want, ln.sink.got, MAXN * sizeof want[0]);
     }
 }
 
