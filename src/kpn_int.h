@@ -239,10 +239,10 @@ void __tsan_switch_to_fiber(void *fiber, unsigned flags);
  * channel counters publish messages with acquire/release.  With one
  * runner, or without threads, these compile to plain accesses. */
 #if KPN_THREADS
-/* The fuzz target's yielding build (tools/fuzz/run.sh --yield) may give
- * up the CPU before each of these and at each lock taken or let go
- * (kpni_fuzz_yield, in the target), so that interleavings a loaded
- * machine makes rarely come more often. */
+/* The yielding build (make test-yield, make fuzz-yield) may give up the
+ * CPU before each of these and at each lock taken or let go
+ * (kpni_fuzz_yield, port/pthread/fuzz_yield.c), so that interleavings a
+ * loaded machine makes rarely come more often. */
 #ifdef KPN_FUZZ_YIELD
 void kpni_fuzz_yield(void);
 #define KPNI_FUZZ_YIELD() kpni_fuzz_yield()
