@@ -34,6 +34,15 @@
  *   per process, 2 bytes: program length b % 25, repeat 1 + b % 8;
  *            then 2 bytes per instruction, an opcode and an operand
  *
+ * Then, optionally, inputs: the bytes 'i' 'n', a mask (bit c: channel c,
+ * of the first 8, is an input instead, connected with kpn_connect_input
+ * to its reader, no process its writer), and for each input, in
+ * channel order, the number of messages offered to it, b % 13.  A thread
+ * outside the net offers them while kpn_run runs (kpn_offer), passing
+ * over an input that is full for now, then closes each input after its
+ * last; the reference reads an input as a channel that holds them all
+ * and is closed.
+ *
  * Opcode b % 16: 0-5 SEND, 6-11 RECV, 12 CLOSE, 13 EXIT, 14 BURN, 15 PIN;
  * for SEND and RECV, (b >> 4) % 4 picks kpn_send/kpn_recv (0, 3), the
  * _sized forms (1), or the _sized forms with a wrong size (2: KPN_EINVAL,
@@ -54,6 +63,8 @@
  * that libFuzzer keeps the input.
  */
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -107,7 +118,14 @@ struct insn {
 struct chan_spec {
     unsigned char writer, reader, cap, size;
     unsigned char by_default;      /* kpn_connect with capacity 0 */
+    unsigned char offers;          /* an input's messages; writer OUTSIDE */
 };
+
+/* An input's writer: no process, and not WRONG_WRITER (below). */
+#define OUTSIDE 0x7fu
+#define MAX_OFFERS 12
+#define INPUTS_MARK0 'i'
+#define INPUTS_MARK1 'n'
 
 #define DEFAULT_CAPACITY 3
 
@@ -263,6 +281,16 @@ static void decode(const uint8_t *data, size_t size, struct spec *s)
             }
         }
     }
+    /* Inputs: only after a marker, so that no input written before
+     * there were inputs reads differently now. */
+    if (next_byte(&r) == INPUTS_MARK0 && next_byte(&r) == INPUTS_MARK1) {
+        unsigned mask = next_byte(&r);
+        for (c = 0; c < s->nchans && c < 8; ++c)
+            if (mask >> c & 1) {
+                s->ch[c].writer = OUTSIDE;
+                s->ch[c].offers = (unsigned char)(next_byte(&r) % (MAX_OFFERS + 1));
+            }
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -330,6 +358,7 @@ struct ref {
     int closed[MAX_CHANS];
     unsigned blocked, cycles;      /* processes blocked for ever; read-only cycles */
     uint64_t sends, discarded;     /* sends that returned KPN_OK; never received */
+    uint64_t input_left;           /* of those, offers an exited reader left */
 };
 
 /*
@@ -353,6 +382,12 @@ static void interpret(const struct spec *s, struct ref *ref)
     memset(deq, 0, sizeof deq);
     for (p = 0; p < s->nprocs; ++p)
         ref->wait[p] = -1;
+    /* an input holds every message offered to it, and is closed */
+    for (c = 0; c < s->nchans; ++c)
+        if (s->ch[c].writer == OUTSIDE) {
+            enq[c] = s->ch[c].offers;
+            ref->closed[c] = 1;
+        }
 
     do {
         progress = 0;
@@ -440,6 +475,8 @@ static void interpret(const struct spec *s, struct ref *ref)
         ref->queued[c] = enq[c] - deq[c];
         if (ref->exited[s->ch[c].reader])
             ref->discarded += ref->queued[c];
+        if (ref->exited[s->ch[c].reader] && s->ch[c].writer == OUTSIDE)
+            ref->input_left += ref->queued[c];
     }
     /* Each blocked process waits on the writer of its channel, itself
      * blocked (an exited writer would have closed it): a functional
@@ -481,6 +518,13 @@ struct run {
     uint32_t sent[MAX_CHANS];      /* written by the channel's writer only */
     struct log log[MAX_PROCS];     /* written by its process only */
     struct pctx ctx[MAX_PROCS];
+    /* the world outside (outside_main), while a kpn_run runs */
+    const struct spec *spec;
+    unsigned offered[MAX_CHANS];   /* an input's messages offered so far */
+    int in_closed[MAX_CHANS];
+    int outside_done;              /* kpn_run has returned: give up on a full input */
+    int outside_bad;               /* a status kpn_offer or kpn_input_close must not return */
+    pthread_t outside;
 };
 
 static const char *const proc_names[MAX_PROCS] = { "p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7" };
@@ -572,6 +616,71 @@ static void proc_main(void *arg)
     }
 }
 
+/* The world outside the net: a thread that, while kpn_run runs, offers
+ * each input its messages in turn and closes it after the last.  An
+ * input found full is passed over for the others, so that a reader
+ * waiting on one is never kept waiting by another.  Now and then it
+ * yields after an offer, so that the net runs dry and waits for input.
+ * Once kpn_run has returned, an input still full is left as it is: its
+ * reader waits elsewhere for ever, or the run stopped (KPN_ERESERVE, a
+ * strict deadlock), and the next kpn_run starts the thread again. */
+static void *outside_main(void *arg)
+{
+    struct run *r = arg;
+    const struct spec *s = r->spec;
+    unsigned char buf[MAX_MSG];
+
+    for (;;) {
+        unsigned c, open = 0;
+        int moved = 0;
+
+        for (c = 0; c < s->nchans; ++c) {
+            const struct chan_spec *cs = &s->ch[c];
+            kpn_status st;
+
+            if (cs->writer != OUTSIDE || r->in_closed[c])
+                continue;
+            if (r->offered[c] < cs->offers) {
+                payload(buf, cs->size, OUTSIDE, c, r->offered[c]);
+                st = kpn_offer(r->chan[c], buf);
+                if (st == KPN_OK) {
+                    moved = 1;
+                    if (++r->offered[c] % 3 == c % 3)
+                        sched_yield();
+                } else if (st != KPN_EFULL) {
+                    r->outside_bad = (int)st;
+                }
+            }
+            if (r->offered[c] == cs->offers) {
+                st = kpn_input_close(r->chan[c]);
+                if (st != KPN_OK)
+                    r->outside_bad = (int)st;
+                r->in_closed[c] = 1;
+                moved = 1;
+            } else {
+                open++;
+            }
+        }
+        if (open == 0)
+            return NULL;
+        if (!moved) {
+            if (__atomic_load_n(&r->outside_done, __ATOMIC_ACQUIRE))
+                return NULL;
+            sched_yield();
+        }
+    }
+}
+
+static int inputs_open(const struct spec *s, const struct run *r)
+{
+    unsigned c;
+
+    for (c = 0; c < s->nchans; ++c)
+        if (s->ch[c].writer == OUTSIDE && !r->in_closed[c])
+            return 1;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Failing loudly, from the host                                       */
 
@@ -605,9 +714,14 @@ static void describe(FILE *f, const struct spec *s)
         fprintf(f, "  drawn by rnet_generate: seed %llu, %d layers, %d back-edges asked, twins %d/1024\n",
                 (unsigned long long)s->shape.seed, s->shape.layers, s->shape.back_edges,
                 s->shape.twins);
-    for (c = 0; c < s->nchans; ++c)
-        fprintf(f, "  c%u: p%u -> p%u, capacity %u%s, %u bytes\n", c, s->ch[c].writer,
-                s->ch[c].reader, s->ch[c].cap, s->ch[c].by_default ? " (default)" : "", s->ch[c].size);
+    for (c = 0; c < s->nchans; ++c) {
+        if (s->ch[c].writer == OUTSIDE)
+            fprintf(f, "  c%u: input, %u offers", c, s->ch[c].offers);
+        else
+            fprintf(f, "  c%u: p%u", c, s->ch[c].writer);
+        fprintf(f, " -> p%u, capacity %u%s, %u bytes\n", s->ch[c].reader, s->ch[c].cap,
+                s->ch[c].by_default ? " (default)" : "", s->ch[c].size);
+    }
     for (p = 0; p < s->nprocs; ++p) {
         const struct proc_spec *ps = &s->pr[p];
         fprintf(f, "  p%u (x%u", p, ps->repeat);
@@ -749,20 +863,30 @@ static void check_host_calls(const struct spec *s, struct run *r)
 static void check_final(const struct spec *s, struct run *r, const struct ref *ref, unsigned runners)
 {
     kpn_stats st;
-    uint64_t home_switches[MAX_RUNNERS] = { 0 }, total = 0;
+    uint64_t home_switches[MAX_RUNNERS] = { 0 }, total = 0, input_left = 0;
     unsigned p, c, i, homed = 0;
 
     compare_logs(s, r, ref, 1);
     CHECK(kpn_net_stats(r->net, &st) == KPN_OK, "kpn_net_stats");
+    /* What an exited reader left of its inputs counts as discarded; how
+     * much that is depends on when the offers came (one made after it
+     * exited is dropped uncounted), so it is set aside here. */
+    for (c = 0; c < s->nchans; ++c)
+        if (s->ch[c].writer == OUTSIDE && ref->exited[s->ch[c].reader])
+            input_left += kpn_chan_fill(r->chan[c]);
+    CHECK(input_left <= ref->input_left && input_left <= st.discarded,
+          "exited readers left %llu offered messages, the reference %llu",
+          (unsigned long long)input_left, (unsigned long long)ref->input_left);
+    st.discarded -= input_left;
     CHECK(st.procs == s->nprocs && st.chans == s->nchans, "%zu processes, %zu channels", st.procs, st.chans);
     CHECK(st.procs_exited == s->nprocs - ref->blocked, "%zu exited, the reference %u",
           st.procs_exited, s->nprocs - ref->blocked);
     CHECK(st.procs_blocked_read == ref->blocked, "%zu blocked reading, the reference %u",
           st.procs_blocked_read, ref->blocked);
     CHECK(st.procs_blocked_write == 0, "%zu blocked writing", st.procs_blocked_write);
-    CHECK(st.discarded == ref->discarded, "%llu discarded, the reference %llu",
-          (unsigned long long)st.discarded, (unsigned long long)ref->discarded);
-    CHECK(st.messages <= ref->sends && st.messages + ref->discarded >= ref->sends,
+    CHECK(st.discarded == ref->discarded - ref->input_left, "%llu discarded, the reference %llu",
+          (unsigned long long)st.discarded, (unsigned long long)(ref->discarded - ref->input_left));
+    CHECK(st.messages <= ref->sends && st.messages + ref->discarded - ref->input_left >= ref->sends,
           "%llu messages copied for %llu sends, %llu discarded", (unsigned long long)st.messages,
           (unsigned long long)ref->sends, (unsigned long long)ref->discarded);
     if (s->mode != MODE_NORESOLVE)
@@ -820,9 +944,15 @@ static void check_final(const struct spec *s, struct run *r, const struct ref *r
         CHECK(cap >= s->ch[c].cap && fill <= cap, "c%u: capacity %zu, fill %zu", c, cap, fill);
         if (s->mode == MODE_NORESOLVE || st.resolutions == 0)
             CHECK(cap == s->ch[c].cap, "c%u grew to %zu with no resolution", c, cap);
-        /* what an exited reader left depends on the schedule; the rest not */
-        if (!ref->exited[s->ch[c].reader])
+        /* what an exited reader left depends on the schedule; the rest
+         * not, but for an input the world outside gave up on (full, its
+         * reader waiting elsewhere for ever) */
+        if (!ref->exited[s->ch[c].reader] &&
+            (s->ch[c].writer != OUTSIDE || r->offered[c] == s->ch[c].offers))
             CHECK(fill == ref->queued[c], "c%u holds %zu messages, the reference %u", c, fill, ref->queued[c]);
+        else if (!ref->exited[s->ch[c].reader])
+            CHECK(fill == cap && fill < ref->queued[c], "input c%u holds %zu of %zu, the reference %u",
+                  c, fill, cap, ref->queued[c]);
     }
 }
 
@@ -838,6 +968,26 @@ static unsigned char pool_mem[POOL_BYTES];
 static struct run runs[2];
 static struct ref reference;
 
+/* kpn_run, with the world outside offering to the inputs meanwhile. */
+static kpn_status run_once(const struct spec *s, struct run *r)
+{
+    kpn_status st;
+    int outside = inputs_open(s, r);
+
+    if (outside) {
+        r->outside_done = 0;
+        CHECK(pthread_create(&r->outside, NULL, outside_main, r) == 0, "no thread for the inputs");
+    }
+    st = kpn_run(r->net);
+    if (outside) {
+        __atomic_store_n(&r->outside_done, 1, __ATOMIC_RELEASE);
+        pthread_join(r->outside, NULL);
+        CHECK(r->outside_bad == 0, "an input refused an offer or its close: %s",
+              kpn_strerror((kpn_status)r->outside_bad));
+    }
+    return st;
+}
+
 /* Build the network on 'runners' runners and run it to the end;
  * returns 0 if the system refused threads (nothing to compare). */
 static int run_net(const struct spec *s, struct run *r, const struct ref *ref, unsigned runners)
@@ -847,13 +997,14 @@ static int run_net(const struct spec *s, struct run *r, const struct ref *ref, u
     unsigned char *base;
     unsigned p, c, rounds = 0, tries = 0;
     uint64_t deadlocks = 0;
-    kpn_status st;
+    kpn_status st, st2;
     kpn_stats stats;
-    int full;
+    int full, inputs = 0;
 
     cur_runners = runners;
     memset(r, 0, sizeof *r);
     r->runners = runners;
+    r->spec = s;
     kpn_config_default(&cfg);
     cfg.runners = runners;
     cfg.policy = s->policy;
@@ -876,8 +1027,11 @@ static int run_net(const struct spec *s, struct run *r, const struct ref *ref, u
     CHECK(need != 0, "kpn_size_net refuses a valid configuration");
     for (p = 0; p < s->nprocs; ++p)
         need += kpn_size_proc(STACK_SIZE, strlen(proc_names[p]));
-    for (c = 0; c < s->nchans; ++c)
+    for (c = 0; c < s->nchans; ++c) {
         need += kpn_size_chan(s->ch[c].size, s->ch[c].cap);
+        if (s->ch[c].writer == OUTSIDE && !inputs)
+            inputs = 1, need += kpn_size_proc(0, 0); /* kpn.h: the first input's share */
+    }
     CHECK(need + 32 <= ARENA_BYTES, "the harness's arena is too small for %zu bytes", need);
     base = arena_mem + ARENA_BYTES - need - 16;
     base -= (uintptr_t)base % 16;
@@ -908,8 +1062,12 @@ static int run_net(const struct spec *s, struct run *r, const struct ref *ref, u
         CHECK(st == KPN_OK, "kpn_spawn p%u: %s", p, kpn_strerror(st));
     }
     for (c = 0; c < s->nchans; ++c) {
-        st = kpn_connect(r->net, &r->chan[c], r->proc[s->ch[c].writer], r->proc[s->ch[c].reader],
-                         s->ch[c].size, s->ch[c].by_default ? 0 : s->ch[c].cap);
+        size_t cap = s->ch[c].by_default ? 0 : s->ch[c].cap;
+        if (s->ch[c].writer == OUTSIDE)
+            st = kpn_connect_input(r->net, &r->chan[c], r->proc[s->ch[c].reader], s->ch[c].size, cap);
+        else
+            st = kpn_connect(r->net, &r->chan[c], r->proc[s->ch[c].writer], r->proc[s->ch[c].reader],
+                             s->ch[c].size, cap);
         CHECK(st == KPN_OK, "kpn_connect c%u: %s", c, kpn_strerror(st));
     }
     for (p = 0; p < s->nprocs; ++p) {
@@ -925,7 +1083,7 @@ static int run_net(const struct spec *s, struct run *r, const struct ref *ref, u
         cur_phase = "kpn_run";
         cur_net = NULL;
         cur_calls++;
-        st = kpn_run(r->net);
+        st = run_once(s, r);
         cur_phase = "checking";
         cur_net = r->net;
         if (st == KPN_ETHREAD && ++tries < 3)
@@ -966,6 +1124,14 @@ static int run_net(const struct spec *s, struct run *r, const struct ref *ref, u
         }
         break;
     }
+    /* Inputs the world outside gave up on (their readers wait elsewhere
+     * for ever): closed now, between runs, which changes nothing. */
+    for (c = 0; c < s->nchans; ++c)
+        if (s->ch[c].writer == OUTSIDE && !r->in_closed[c]) {
+            st2 = kpn_input_close(r->chan[c]);
+            CHECK(st2 == KPN_OK, "closing input c%u after the run: %s", c, kpn_strerror(st2));
+            r->in_closed[c] = 1;
+        }
 
     if (st == KPN_EDEADLOCK && s->mode == MODE_NORESOLVE) {
         /* A writer waits on a full channel: what ran is a prefix. */
@@ -1097,6 +1263,23 @@ static void chan(unsigned writer, unsigned reader, unsigned cap, unsigned size)
     put(writer);
     put(reader);
     put((cap == 0 ? 0x40u : cap - 1) | (size - 1) << 2);
+}
+
+/* The input section: 'mask' (bit c: channel c an input), then the
+ * number of messages offered to each input, in channel order. */
+static void inputs(unsigned mask, ...)
+{
+    va_list ap;
+    unsigned c;
+
+    put(INPUTS_MARK0);
+    put(INPUTS_MARK1);
+    put(mask);
+    va_start(ap, mask);
+    for (c = 0; c < 8; ++c)
+        if (mask >> c & 1)
+            put(va_arg(ap, unsigned));
+    va_end(ap);
 }
 
 /* 'len' instructions, each an (opcode, operand) pair of the macros above */
@@ -1358,6 +1541,43 @@ int main(int argc, char **argv)
      * first runner (byte 2 also carries cfg.cpus) */
     seed[2] += MAX_RUNNERS * 1;
     emit("pipeline-3-runners-learning-1-cpu");
+
+    /* two inputs, read in turn by p0, which passes what it reads down a
+     * pipeline over three runners; one input runs dry before the other
+     * (EOF), the other is offered 12 messages into a capacity of 1 */
+    net(4, 4, 3, 0, 0);
+    chan(0, 0, 1, 4);
+    chan(0, 0, 2, 8);
+    chan(0, 1, 1, 4);
+    chan(1, 2, 1, 4);
+    prog(8, 4, RECV(0), SEND(2), RECV(1), SEND(2));
+    prog(8, 4, RECV(2), SEND(3), RECV(2), SEND(3));
+    prog(8, 2, RECV(3), RECV(3));
+    prog(1, 1, BURN(1));
+    inputs(0x3, 12, 5);
+    emit("inputs-3-runners");
+
+    /* p0 reads one message of its input, then waits for p1, which waits
+     * for p0: a true deadlock, and an input left full with offers still
+     * to make, which the world outside gives up on once kpn_run returns */
+    net(2, 3, 2, 0, 0);
+    chan(0, 0, 1, 2);
+    chan(1, 0, 1, 2);
+    chan(0, 1, 1, 2);
+    prog(1, 3, RECV(0), RECV(1), SEND(2));
+    prog(1, 2, RECV(2), SEND(1));
+    inputs(0x1, 6);
+    emit("input-left-full-beside-a-true-deadlock-2-runners");
+
+    /* the reader takes two messages and returns: the rest are dropped
+     * as they are offered, or left in the channel, as the offers fall */
+    net(2, 2, 2, 0, 0);
+    chan(0, 0, 2, 16);
+    chan(0, 1, 1, 16);
+    prog(1, 3, RECV(0), RECV(0), SEND(1));
+    prog(2, 1, RECV(1));
+    inputs(0x1, 9);
+    emit("input-to-a-reader-that-returns-2-runners");
 
     if (argc == 3) {
         /* Known bug 1: p2, on runner 1, sends on p0's channel again and
