@@ -1546,8 +1546,8 @@ int main(int argc, char **argv)
      * pipeline over three runners; one input runs dry before the other
      * (EOF), the other is offered 12 messages into a capacity of 1 */
     net(4, 4, 3, 0, 0);
-    chan(0, 0, 1, 4);
-    chan(0, 0, 2, 8);
+    for (i = 0; i < 2; ++i) /* the inputs, to p0: capacities 1 and 2 */
+        chan(0, 0, 1 + i, 4 + 4 * i);
     chan(0, 1, 1, 4);
     chan(1, 2, 1, 4);
     prog(8, 4, RECV(0), SEND(2), RECV(1), SEND(2));
