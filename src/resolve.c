@@ -66,6 +66,22 @@ static void release_writer(kpn_proc *w)
     kpni_sched_ready(w->runner, w);
 }
 
+/* The full channel of least capacity on the cycle through 'member', the
+ * first from 'member' on a tie; NULL if every member reads. */
+static kpn_chan *smallest_full(kpn_proc *member)
+{
+    kpn_chan *smallest = NULL;
+    kpn_proc *p = member;
+
+    do {
+        if (p->state == KPN_PROC_BLOCKED_WRITE &&
+            (smallest == NULL || p->wait->cap < smallest->cap))
+            smallest = p->wait;
+        p = kpni_proc_waits_for(p);
+    } while (p != member);
+    return smallest;
+}
+
 /* 'self' closed a cycle.  Resolve it or record it; returns 1 if 'self'
  * itself may go on (its own channel grew).  A walk put off ('parked':
  * runners.c) is made for 'self' by its runner, with 'self' parked: it
@@ -73,15 +89,7 @@ static void release_writer(kpn_proc *w)
 static int on_cycle(kpn_proc *self, int parked)
 {
     kpn_net *net = self->net;
-    kpn_chan *smallest = NULL;
-    kpn_proc *p = self;
-
-    do {
-        if (p->state == KPN_PROC_BLOCKED_WRITE &&
-            (smallest == NULL || p->wait->cap < smallest->cap))
-            smallest = p->wait;
-        p = kpni_proc_waits_for(p);
-    } while (p != self);
+    kpn_chan *smallest = smallest_full(self);
 
     if (smallest == NULL) {
         record_true_deadlock(net, self);
@@ -116,10 +124,11 @@ static int stays(const kpn_proc *self, const kpn_chan *c, const kpn_proc *next)
 
 /* The end of self's chain: the first process on it that is not blocked,
  * or 'self' (a cycle), or a dead one; NULL after more steps than there
- * are processes.  (Every artificial cycle is resolved when it closes and
- * a read-only one never moves again, so a walk can only circle where it
- * met a read-only cycle not yet recorded: stop there; the scan at rest
- * records it.)  'left' non-NULL: follow only channels that do not cross,
+ * are processes.  (An artificial cycle is resolved when it closes, or
+ * left to the scan at rest by a run that stopped, and a read-only one
+ * never moves again, so a walk can only circle where it met a cycle not
+ * yet recorded or left by a stop: stop there; the scan at rest records
+ * or resolves it.)  'left' non-NULL: follow only channels that do not cross,
  * and return NULL with *left set at the first that does
  * (kpni_resolve_block_local). */
 static kpn_proc *chain_end(kpn_proc *self, int *left)
@@ -204,10 +213,13 @@ void kpni_resolve_parked(kpni_runner *r, kpn_proc *p)
 
 /* Record every true deadlock not yet recorded: each blocked process's
  * chain is followed once, stamping it with the walk's number, so a walk
- * that meets its own stamp has found a new cycle.  O(processes). */
-static void record_cycles(kpn_net *net)
+ * that meets its own stamp has found a new cycle.  O(processes).
+ * Returns a member of a cycle with a writer in it, if one is found, else
+ * NULL: an artificial deadlock that no walk resolved as it closed (a
+ * run stopped for the reserve by a cycle on another runner, say). */
+static kpn_proc *record_cycles(kpn_net *net)
 {
-    kpn_proc *s, *p;
+    kpn_proc *s, *p, *artificial = NULL;
     uint32_t walk = 0; /* one stamp per process at most: 'seen' is 32 bits */
 
     for (s = net->procs; s != NULL; s = s->next) {
@@ -223,27 +235,36 @@ static void record_cycles(kpn_net *net)
             } while (q != p);
             if (!writes)
                 record_true_deadlock(net, p);
+            else if (artificial == NULL)
+                artificial = p;
         }
     }
     for (s = net->procs; s != NULL; s = s->next)
         s->seen = 0;
+    return artificial;
 }
 
 /* kpn_run with cfg.strict and no resolver: record the true deadlocks. */
 void kpni_resolve_record(kpn_net *net)
 {
-    record_cycles(net);
+    (void)record_cycles(net); /* no resolver: an artificial cycle stays */
 }
 
-/*
- * Nothing can run.  Record the true deadlocks, then look for a process
- * still blocked on a write.  Every artificial cycle was resolved as it
- * closed, so such a process waits (through others, perhaps) on a true
- * deadlock: it would go on with a bigger channel.  Grow the smallest such
- * full channel, as Parks does at a global deadlock, and let the run go
- * on.  KPN_OK: a writer was released.  KPN_ERESERVE: the pool could not
- * hold the growth.  KPN_EDEADLOCK: nothing to release (Kahn termination).
- */
+/* Grow 'c', full, at rest, and release its writer; 'from' is where
+ * kpn_report's chain starts should the pool not hold the growth. */
+static kpn_status grow_at_rest(kpn_net *net, kpn_proc *from, kpn_chan *c)
+{
+    net->detections++;
+    if (kpni_chan_grow(c) != KPN_OK) {
+        net->pending = from;
+        net->pending_chan = c;
+        return KPN_ERESERVE;
+    }
+    net->resolutions++;
+    release_writer(c->writer);
+    return KPN_OK;
+}
+
 /* With input channels a blocked writer's chain may also end at the
  * outside (a reader waiting for input): that is no deadlock, and growing
  * its channel would only let it run ahead of the input.  Only a chain
@@ -257,13 +278,26 @@ static int waits_on_true_deadlock(const kpn_net *net, const kpn_proc *p)
     return p->dead;
 }
 
+/*
+ * Nothing can run.  Record the true deadlocks, then resolve an
+ * artificial cycle that is still closed: its walk found it, but another
+ * runner's cycle stopped the run for the reserve at the same time, and
+ * only one is kept for the next run to retry.  Otherwise look for a
+ * process still blocked on a write: it waits (through others, perhaps)
+ * on a true deadlock, and would go on with a bigger channel.  Grow the
+ * smallest such full channel, as Parks does at a global deadlock, and
+ * let the run go on.  KPN_OK: a writer was released.  KPN_ERESERVE: the
+ * pool could not hold the growth.  KPN_EDEADLOCK: nothing to release
+ * (Kahn termination).
+ */
 kpn_status kpni_resolve_quiet(kpn_net *net)
 {
     kpn_proc *p, *writer = NULL;
 
     if (net->nexited == net->nprocs)
         return KPN_EDEADLOCK; /* the usual end: every process returned */
-    record_cycles(net);
+    if ((p = record_cycles(net)) != NULL)
+        return grow_at_rest(net, p, smallest_full(p));
     for (p = net->procs; p != NULL; p = p->next)
         if (p->state == KPN_PROC_BLOCKED_WRITE &&
             (writer == NULL || p->wait->cap < writer->wait->cap) &&
@@ -271,15 +305,7 @@ kpn_status kpni_resolve_quiet(kpn_net *net)
             writer = p;
     if (writer == NULL)
         return KPN_EDEADLOCK;
-    net->detections++;
-    if (kpni_chan_grow(writer->wait) != KPN_OK) {
-        net->pending = writer;
-        net->pending_chan = writer->wait;
-        return KPN_ERESERVE;
-    }
-    net->resolutions++;
-    release_writer(writer);
-    return KPN_OK;
+    return grow_at_rest(net, writer, writer->wait);
 }
 
 static void forget_pending(kpn_net *net)

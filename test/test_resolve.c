@@ -9,6 +9,7 @@
 TEST_SOURCE_FILE("bench/randnet.c")
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
+TEST_SOURCE_FILE("src/input.c")
 TEST_SOURCE_FILE("src/net.c")
 TEST_SOURCE_FILE("src/place.c")
 TEST_SOURCE_FILE("src/pool.c")
@@ -220,6 +221,54 @@ void test_a_stopped_cycle_resolved_meanwhile_is_not_resolved_again(void)
     TEST_ASSERT_EQUAL_INT(1, a.in_order);
     TEST_ASSERT_EQUAL_INT(999L * 1000L, a.sum);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64(0, st.discarded);
+}
+
+/* Several runners can stop one run for the reserve twice: a cycle on
+ * another runner closes and finds no room before that runner sees the
+ * first stop, and only the last is kept for kpn_run to retry.  The other
+ * cycle stays closed and is never walked again, so the scan at rest must
+ * resolve it, inputs or not (with an input it used to grow only a writer
+ * behind a true deadlock, and the run ended KPN_OK with the cycle still
+ * closed: the net fuzzer found it).  White-box, on one runner: the stop
+ * that took the first one's place is made by hand, by forgetting it. */
+static void read_all(void *arg)
+{
+    int v;
+
+    while (kpn_recv(*(kpn_chan **)arg, &v) == KPN_OK)
+        ;
+}
+
+void test_a_cycle_left_closed_by_a_stop_is_resolved_at_rest(void)
+{
+    static struct ahead a, b;
+    static unsigned char extra[64 * 1024];
+    static kpn_chan *in;
+    kpn_config cfg;
+    kpn_proc *r;
+    kpn_stats st;
+    int v = 7;
+
+    kpn_config_default(&cfg);
+    cfg.reserve_size = 0;
+    run_ahead(&cfg, sizeof arena, 1000, &a, &b);
+    r = spawn("reader", read_all, &in);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &in, r, sizeof v, 4));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_offer(in, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_input_close(in));
+    TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
+    TEST_ASSERT_NOT_NULL(net->pending_chan);
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_WRITE, net->pending_chan->writer->state);
+    net->pending = NULL; /* as if another cycle's stop had been kept */
+    net->pending_chan = NULL;
+    net->pending_bytes = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(net, extra, sizeof extra));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(1, a.in_order);
+    TEST_ASSERT_EQUAL_INT(999L * 1000L, a.sum);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(3, st.procs_exited);
     TEST_ASSERT_EQUAL_UINT64(0, st.discarded);
 }
 
