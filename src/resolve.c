@@ -128,8 +128,8 @@ static int stays(const kpn_proc *self, const kpn_chan *c, const kpn_proc *next)
  * left to the scan at rest by a run that stopped, and a read-only one
  * never moves again, so a walk can only circle where it met a cycle not
  * yet recorded or left by a stop: stop there; the scan at rest records
- * or resolves it.)  'left' non-NULL: follow only channels that do not cross,
- * and return NULL with *left set at the first that does
+ * or resolves it.)  'left' non-NULL: follow only channels that do not
+ * cross, and return NULL with *left set at the first that does
  * (kpni_resolve_block_local). */
 static kpn_proc *chain_end(kpn_proc *self, int *left)
 {
@@ -227,13 +227,7 @@ static kpn_proc *record_cycles(kpn_net *net)
         for (p = s; kpni_proc_blocked(p) && !p->dead && p->seen == 0; p = kpni_proc_waits_for(p))
             p->seen = walk;
         if (kpni_proc_blocked(p) && !p->dead && p->seen == walk) {
-            kpn_proc *q = p;
-            int writes = 0;
-            do {
-                writes |= q->state == KPN_PROC_BLOCKED_WRITE;
-                q = kpni_proc_waits_for(q);
-            } while (q != p);
-            if (!writes)
+            if (smallest_full(p) == NULL)
                 record_true_deadlock(net, p);
             else if (artificial == NULL)
                 artificial = p;
