@@ -99,7 +99,7 @@ typedef struct kpn_chan kpn_chan;
  * floating-point values (glibc: 27 KiB for a long double of 1e4000) nor
  * for a signal handler: on a hosted system that may deliver signals to a
  * process, give it 8 KiB or more, or use sigaltstack.  The Cortex-M
- * port measures its own (320 bytes, docs/porting.md). */
+ * port measures its own (304 bytes, docs/porting.md). */
 #ifndef KPN_STACK_MIN
 #define KPN_STACK_MIN 4096u
 #endif

@@ -29,9 +29,13 @@ size_t kpn_port_ctx_size(void);
 /* Prepare 'ctx' so that the first 'kpn_port_switch(x, ctx)' calls
  * 'fn(arg)' on the stack [stack, stack + size).  'stack' and 'size' are
  * multiples of 16; the stack grows down from 'stack + size' and the port
- * may keep its start-up frame at the top.  'fn' must never return: a port
- * traps (illegal instruction or abort) if it does, it never falls through
- * into random memory.
+ * may keep its start-up frame at the top.  Each time 'fn' returns, the
+ * context calls 'fn(arg)' again on the same stack: the entry is a loop,
+ * never a fall-through into random memory.  (The core's entry function
+ * ends by tail-calling the process function, so that a process's frames
+ * start right below the port's start-up frame; when the process function
+ * returns, the loop calls the core's entry a second time, and that ends
+ * the process.)
  *
  * A port writes nothing outside [stack, stack + size) and 'ctx', and
  * nothing in the stack until the first switch except its start-up frame

@@ -640,7 +640,7 @@ struct kpn_proc {
     uint64_t switches;
     kpn_chan *outs, *ins;      /* channels it writes / reads */
 #endif
-    void (*fn)(void *);
+    void (*fn)(void *);        /* NULL once it has started (proc.c, proc_entry) */
     void *arg;
     size_t stack_size;         /* the stack is [stack_lo, stack_lo + stack_size) */
     const char *name;          /* the copy, or the caller's (KPN_NAME_COPY) */

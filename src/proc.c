@@ -111,20 +111,31 @@ kpn_port_ctx *kpni_proc_ctx(const kpn_proc *p)
     return (kpn_port_ctx *)(void *)((uintptr_t)p - KPNI_CTX_ROOM());
 }
 
-/* A process's first instruction.  It also starts loading its guard
- * band, which its exit checks whole (sched.c): for a process that runs
- * briefly, as a fan-out's workers do, the lines are then at hand. */
+/* A process's first instruction, and its last.  The port calls it again
+ * when it returns (port.h), so it ends in a tail call of the process
+ * function, and the process function's frames start right below the
+ * port's entry frame: a frame of this function's own between them made
+ * the ring's hop reach a stack line further (docs/benchmarks.md, "One
+ * runner").  Its second call, once the process function has returned,
+ * ends the process.  It also starts loading the guard band, which the
+ * exit checks whole (sched.c): for a process that runs briefly, as a
+ * fan-out's workers do, the lines are then at hand. */
 static void proc_entry(void *arg)
 {
     kpn_proc *self = arg;
+    void (*fn)(void *) = self->fn;
 
+    if (fn == NULL) {
+        kpni_sched_exit(self); /* never returns */
+        return;
+    }
+    self->fn = NULL;
     /* held across the switch that started us, unless its runner is solo */
     if (KPNI_MT(self->runner))
         kpni_unlock(self->runner);
     KPNI_SET_UNLOCKS(self, 0);
     kpni_proc_band_ahead(self);
-    self->fn(self->arg);
-    kpni_sched_exit(self);
+    fn(self->arg);
 }
 
 /* Write the fill byte over the 'n' bytes of a stack at 'lo', which is

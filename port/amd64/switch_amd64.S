@@ -114,10 +114,10 @@ kpn_port_switch:
 /* The first switch into a fresh context "returns" here, with the initial
  * frame popped: r12 = fn, r13 = arg, rbp = 0, and rsp at the 16-byte
  * aligned top of the stack, so the 'call' below enters 'fn' with
- * rsp = 8 (mod 16) exactly as an ordinary call would.  'fn' must never
- * return; if it does, 'ud2' raises SIGILL rather than running off into
- * whatever lies above the stack.  Reached only by 'ret', never by an
- * indirect jump or call, so it needs no 'endbr64'. */
+ * rsp = 8 (mod 16) exactly as an ordinary call would.  If 'fn' returns,
+ * it is called again (port.h): r12 and r13 are callee-saved, and rsp is
+ * back at the top.  Reached only by 'ret', never by an indirect jump or
+ * call, so it needs no 'endbr64'. */
 	.globl	kpni_port_amd64_entry
 	.type	kpni_port_amd64_entry, @function
 	.p2align 4
@@ -125,9 +125,9 @@ kpni_port_amd64_entry:
 	.cfi_startproc
 	/* There is no caller: tell unwinders (gdb, libgcc, perf) to stop. */
 	.cfi_undefined %rip
-	movq	%r13, %rdi
+1:	movq	%r13, %rdi
 	call	*%r12
-	ud2
+	jmp	1b
 	.cfi_endproc
 	.size	kpni_port_amd64_entry, .-kpni_port_amd64_entry
 

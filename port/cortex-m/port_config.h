@@ -11,14 +11,14 @@
  * it adds its exception frame, 104 bytes with live FP state (32
  * without).  The guard band is inside the stack here.  So the minimum is
  * guard + peak + exception frame, and 16 bytes of margin:
- *     32 + 168 + 104 = 304  ->  320
- * (Cortex-M3, no FPU: 32 + 96 + 32 = 160.)
+ *     32 + 152 + 104 = 288  ->  304
+ * (Cortex-M3, no FPU: 32 + 88 + 32 = 152.)
  * A handler's own frames go on MSP (processes run on PSP), so they are
  * not counted; a process that calls deeper needs what its calls need
  * (size it with kpn_proc_stats' high-water mark).
  */
 #ifndef KPN_STACK_MIN
-#define KPN_STACK_MIN 320u
+#define KPN_STACK_MIN 304u
 #endif
 
 /* Two words of pattern at the bottom of each stack are checked at every

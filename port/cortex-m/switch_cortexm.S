@@ -126,8 +126,8 @@ kpn_port_switch:
 	.size	kpn_port_switch, . - kpn_port_switch
 
 /* Where a fresh context starts: the frame port_cortexm.c builds pops
- * 'fn' into r4 and 'arg' into r5.  'fn' must never return; if it does,
- * the permanently undefined instruction faults. */
+ * 'fn' into r4 and 'arg' into r5.  If 'fn' returns, it is called again
+ * (port.h): r4 and r5 are callee-saved, and sp is back where it was. */
 	.globl	kpni_port_cortexm_entry
 	.type	kpni_port_cortexm_entry, %function
 	.thumb_func
@@ -135,9 +135,9 @@ kpn_port_switch:
 kpni_port_cortexm_entry:
 	.cfi_startproc
 	.cfi_undefined lr
-	mov	r0, r5
+1:	mov	r0, r5
 	blx	r4
-	udf	#0
+	b	1b
 	.cfi_endproc
 	.size	kpni_port_cortexm_entry, . - kpni_port_cortexm_entry
 

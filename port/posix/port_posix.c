@@ -7,7 +7,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <ucontext.h>
 
 #include "port.h"
@@ -15,8 +14,8 @@
 /*
  * The ucontext_t must stay where getcontext put it: on glibc its
  * 'uc_mcontext.fpregs' points into the structure itself.  The core never
- * moves a context, so that holds.  'fn' and 'arg' wait here until the
- * context first runs.
+ * moves a context, so that holds.  'fn' and 'arg' stay here, for the
+ * trampoline's every call of 'fn'.
  */
 struct kpn_port_ctx {
     ucontext_t context;
@@ -45,15 +44,10 @@ static void trampoline(int low, int high)
                         | (uintptr_t)(unsigned int)low;
     struct kpn_port_ctx *ctx = (struct kpn_port_ctx *)address;
 
-    ctx->fn(ctx->arg);
-
-    /* 'fn' must never return, and 'uc_link' is NULL, which would end the
-     * thread: stop here instead, loudly. */
-#if defined(__GNUC__)
-    __builtin_trap();
-#else
-    abort();
-#endif
+    /* 'uc_link' is NULL, which would end the thread if this returned:
+     * a returning 'fn' is called again instead (port.h). */
+    for (;;)
+        ctx->fn(ctx->arg);
 }
 
 void kpn_port_init(kpn_port_ctx *ctx, void *stack, size_t size,

@@ -29,9 +29,9 @@ size_t kpn_port_ctx_size(void)
 
 /* Build, at the top of [stack, stack + size), the frame your switch pops,
  * so that the first switch into 'ctx' calls fn(arg) through an entry
- * thunk that traps if fn returns.  Define the initial floating-point
- * control state here (the ABI's default).  Write nothing outside the
- * stack and 'ctx'. */
+ * thunk that calls it again each time it returns.  Define the initial
+ * floating-point control state here (the ABI's default).  Write nothing
+ * outside the stack and 'ctx'. */
 void kpn_port_init(kpn_port_ctx *ctx, void *stack, size_t size,
                    void (*fn)(void *), void *arg)
 {
