@@ -212,6 +212,11 @@
 #else
 #define KPNI_TAG_READ
 #endif
+/* The high-water mark's scan reads a stack's fill wherever no frame has
+ * written it, and a live frame's redzones keep their fill: so does the
+ * bottom of a stack that overflowed, which a handler may inspect while
+ * the frames that overflowed it are live.  Not instrumented either. */
+#define KPNI_STACK_READ KPNI_TAG_READ
 #ifdef KPNI_ASAN
 void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 #define KPNI_UNPOISON(p, n) (__asan_unpoison_memory_region((p), (n)), KPNI_VG_ADDRESSABLE(p, n))

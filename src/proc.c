@@ -374,7 +374,7 @@ int kpni_proc_guard_intact(const kpn_proc *p)
  * it (kpn_spawn aligns it to KPNI_ALIGN), then the bytes of the word that
  * differs.  The peaks of 16 384 processes of 8 KiB (bench/aes) are
  * 128 MiB to read: 25 ms a word at a time, 88 ms a byte at a time. */
-static size_t stack_peak(const kpn_proc *p)
+static KPNI_STACK_READ size_t stack_peak(const kpn_proc *p)
 {
     const unsigned char *lo = p->stack_lo;
     const uintptr_t fill = (uintptr_t)-1 / 0xffu * STACK_FILL; /* in every byte */
