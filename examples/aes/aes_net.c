@@ -73,15 +73,15 @@ int aes_sequential(mbedtls_aes_context *aes, const unsigned char base[16], unsig
  * gcc -O2, mbedTLS 2.28 (libmbedcrypto.so), AVX-512 CPU:
  *
  *                                     amd64 port   posix port
- *   worker, 1 or 2 runners               376          408
- *   source, 2 runners                    240          232
+ *   worker, 1 or 2 runners               360          392
+ *   source, 2 runners                    208      184 to 216
  *
  * A shared library's first call goes through the dynamic linker's lazy
  * binding, which saves the whole vector register file on the caller's
  * stack (about 2.7 KB with AVX-512).  kpn's POSIX thread services bind
  * their own functions on the host's stack when the net is made, and
  * 'warm_up' below does the same for mbedTLS's, so none of that lands on
- * a worker's stack.  AES_NET_STACK (8 KiB) is 20 times the peak; the
+ * a worker's stack.  AES_NET_STACK (8 KiB) is over 20 times the peak; the
  * example prints the peak of every run, and a process that overflows
  * stops the run with KPN_ESTACK.  Builds that grow frames (sanitizers,
  * -O0) need more: set aes_params.stack.  No signal handler runs on these
