@@ -39,7 +39,7 @@
 
 /* Stack bytes for the source and each worker (see aes_net.c for how it
  * was measured). */
-#define AES_NET_STACK 8192u
+#define AES_NET_STACK 4096u
 
 /* Limits the builder accepts: chunks are whole blocks, the buffer fits
  * any size_t, and the worker count stays something an arena can hold. */
