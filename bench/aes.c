@@ -32,9 +32,10 @@ enum { MAX_B = 26, MAX_SPLIT = 14 }; /* 64 MiB; up to 16384 workers */
 
 /* All memory is static (bss: pages are touched only as used): the kpn
  * buffer and the sequential one, the workers' records, and the arena,
- * which holds 16385 processes with stacks of 8 KiB (twice AES_NET_STACK)
- * and their 32768 channels on up to KPN_MAX_RUNNERS runners (160 MiB);
- * main checks that the options fit. */
+ * sized for 16385 processes with their 32768 channels on up to
+ * KPN_MAX_RUNNERS runners with stacks of 8 KiB, twice AES_NET_STACK, so
+ * that --stack=8192 fits the largest net; main checks that the options
+ * fit. */
 static unsigned char data[2][(size_t)1 << MAX_B];
 static aes_worker workers[1u << MAX_SPLIT];
 static unsigned char arena[160u << 20];
