@@ -633,6 +633,11 @@ static void *outside_main(void *arg)
     for (;;) {
         unsigned c, open = 0;
         int moved = 0;
+        /* Looked at before the pass, not after: an input found full in
+         * a pass that began while kpn_run ran may have been emptied
+         * since, and only a pass begun after the run's end sees what
+         * it left. */
+        int done = __atomic_load_n(&r->outside_done, __ATOMIC_ACQUIRE);
 
         for (c = 0; c < s->nchans; ++c) {
             const struct chan_spec *cs = &s->ch[c];
@@ -664,7 +669,7 @@ static void *outside_main(void *arg)
         if (open == 0)
             return NULL;
         if (!moved) {
-            if (__atomic_load_n(&r->outside_done, __ATOMIC_ACQUIRE))
+            if (done)
                 return NULL;
             sched_yield();
         }
