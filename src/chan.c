@@ -435,7 +435,10 @@ static KPNI_INLINE kpn_status release_local(kpn_proc *self, kpn_proc *other, kpn
         return KPN_OK;
     if (KPNI_MT(self->runner))
         return wake_near(self, other, c, why);
-    kpni_sched_ready_by(self->runner, other, self);
+    if (why == KPN_PROC_BLOCKED_WRITE && KPNI_UNLIKELY(KPNI_DRAINING(self->runner)))
+        kpni_sched_ready_front(self->runner, other, self);
+    else
+        kpni_sched_ready_by(self->runner, other, self);
     return KPN_OK;
 }
 

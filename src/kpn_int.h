@@ -414,6 +414,11 @@ typedef struct kpni_runner {
     unsigned index;
     int sleeping;              /* KPNI_AWAKE, or idle: see sched.c */
     uint32_t rng;              /* victim choice; per runner, no shared state */
+#if KPN_THREADS
+    /* switches left in which it drains what several runners filled
+     * (sched.c, "Draining"): on the line a switch counts on */
+    unsigned drain;
+#endif
     uint64_t switches, messages, drops, steals, steal_attempts, sleeps;
     uint64_t placements;       /* placements it learnt (runners.c, cfg.learn) */
     uint64_t dropped;          /* of them, dropped for work stealing again */
@@ -666,6 +671,8 @@ struct kpn_proc {
      * was solo (runners.c, "Solo"), which a sharing runner resumes from
      * its host with the lock let go. */
     unsigned char unlocks;
+    /* released from a write-block while its runner drains (sched.c) */
+    unsigned char woke_write;
 #endif
 #if KPN_GUARD_PAGES
     unsigned char *guard;      /* its protected page (cfg.guard_pages), or NULL */
@@ -923,6 +930,13 @@ void kpni_runners_walk_due(kpni_runner *r);
 #define KPNI_WINDOW_DUE(r)                                                                     \
     (KPNI_ONE_PART_TIMED((r)->net) && (r)->switches - (r)->window_at >= KPNI_WINDOW_LOOK)
 void kpni_runners_window(kpni_runner *r);
+/* Draining (sched.c): a runner that goes solo drains for this many
+ * switches a process, at most KPNI_DRAIN_MAX */
+#define KPNI_DRAIN_PER_PROC 256u
+#define KPNI_DRAIN_MAX (1u << 24)
+#define KPNI_DRAINING(r) ((r)->drain != 0)
+void kpni_sched_drain(kpni_runner *r);
+void kpni_sched_ready_front(kpni_runner *r, kpn_proc *p, kpn_proc *by);
 void kpni_runners_one_part(kpni_runner *r);
 void kpni_lock_spin(kpni_runner *r);
 
@@ -1022,6 +1036,8 @@ static inline void kpni_runners_walk_due(kpni_runner *r) { (void)r; }
 #define KPNI_PULL_DUE(r) 0
 #define KPNI_WINDOW_DUE(r) 0
 static inline void kpni_runners_window(kpni_runner *r) { (void)r; }
+#define KPNI_DRAINING(r) 0
+static inline void kpni_sched_ready_front(kpni_runner *r, kpn_proc *p, kpn_proc *by) { (void)r; (void)p; (void)by; }
 static inline void kpni_runners_one_part(kpni_runner *r) { (void)r; }
 static inline void kpni_lock(kpni_runner *r) { (void)r; }
 static inline void kpni_unlock(kpni_runner *r) { (void)r; }

@@ -1340,6 +1340,7 @@ int kpni_runners_solo(kpni_runner *r)
     r->solo = 1;
     r->solos++;
     r->mt = 0;
+    kpni_sched_drain(r);
     /* solo in a window on one part, every block looks (block_any) */
     r->slow_reads = one && net->trial == KPNI_TRIAL_HALF;
     kpni_unlock(r);
@@ -1363,6 +1364,7 @@ void kpni_runners_unsolo(kpni_runner *r, int share)
     r->mt = 1;
     r->slow_reads = 1;
     r->solo = 0;
+    r->drain = 0;
     KPNI_STORE_REL(&net->solo, 0);
     for (i = 0; share && i < net->nrunners; ++i)
         if (KPNI_LOAD(&net->runners[i].sleeping) == KPNI_ASLEEP) {

@@ -58,6 +58,84 @@ static KPNI_INLINE void dispatch(kpni_runner *r, kpn_proc *p)
     KPNI_STORE(&r->current, p);
 }
 
+#if KPN_THREADS
+/* ------------------------------------------------------------------ */
+/* Draining.  First in, first out keeps a net of short hand-offs in the
+ * orbit it finds: a runner that goes solo on a pipeline of capacity 1
+ * that two runners have filled inherits it with every second channel
+ * holding a message, and each process then blocks on reads and writes
+ * alike, where one runner from the start settles with the source alone
+ * write-blocking.  In the mixed orbit a process that parked in a send
+ * resumes after one that parked in a receive, its returns miss the
+ * predictions the other's calls left, and every write-block walks for
+ * the resolver: the 10-stage pipeline ran at about half one runner's
+ * pace there (docs/benchmarks.md, "Two runners: short pipelines").  For
+ * a while after it goes solo, then, the runner queues a process
+ * released from a write-block at the front, and at a switch takes the
+ * second process queued instead of the first when only the first was
+ * released so.  Over the messages in flight this drains a pipeline to
+ * one runner's orbit, which first in, first out then keeps; it is only
+ * an order, and every process still runs within the window's bound. */
+
+/* r, going solo, drains for a while; no process counts as released. */
+void kpni_sched_drain(kpni_runner *r)
+{
+    kpn_proc *p;
+    size_t n = r->net->nprocs;
+
+    for (p = r->net->procs; p != NULL; p = p->next)
+        p->woke_write = 0;
+    r->drain = n < KPNI_DRAIN_MAX / KPNI_DRAIN_PER_PROC ? (unsigned)n * KPNI_DRAIN_PER_PROC
+                                                        : KPNI_DRAIN_MAX;
+}
+
+/* A release from a write-block while r drains: ready at the front. */
+void kpni_sched_ready_front(kpni_runner *r, kpn_proc *p, kpn_proc *by)
+{
+    kpn_proc *tail = r->tail;
+
+    kpni_sched_ready_as(r, p, by, 0);
+    if (tail != NULL) { /* queued behind 'tail': move it to the front */
+        tail->next_ready = NULL;
+        r->tail = tail;
+        p->next_ready = r->head;
+        r->head = p;
+    }
+    p->woke_write = 1;
+}
+
+/* The process a draining runner switches to ('prev_ready' is not kept:
+ * the runner is solo). */
+static KPNI_NOINLINE kpn_proc *pop_drain(kpni_runner *r)
+{
+    kpn_proc *p = r->head, *second;
+
+    r->drain--;
+    if (p != NULL && p->woke_write && (second = p->next_ready) != NULL && !second->woke_write) {
+        p->next_ready = second->next_ready;
+        if (r->tail == second)
+            r->tail = p;
+        p = second;
+    } else {
+        p = kpni_queue_pop_front(r);
+    }
+    if (p != NULL)
+        p->woke_write = 0;
+    return p;
+}
+
+static KPNI_INLINE kpn_proc *pop_next(kpni_runner *r, int mt)
+{
+    if (KPNI_UNLIKELY(!mt && KPNI_DRAINING(r)))
+        return pop_drain(r);
+    return kpni_queue_pop_front(r);
+}
+#define DRAIN_WORD(r) ((r)->drain)
+#else
+#define pop_next(r, mt) kpni_queue_pop_front(r)
+#define DRAIN_WORD(r) 0u
+#endif
+
 /* ------------------------------------------------------------------ */
 /* The scheduler's half of input channels (input.c has the other): the
  * readers that kpn_offer cannot make ready from outside the net. */
@@ -114,14 +192,15 @@ void kpni_sched_halt(kpn_net *net, kpn_status why)
 }
 
 /* Resume the next ready process of 'r', or its host if none is left or
- * the run must stop ('halt': the caller has looked).  Ends in the
+ * the run must stop ('halt': the caller has looked); 'cold': from
+ * park_cold, where a draining runner picks it (pop_drain).  Ends in the
  * switch, a tail call: see park.  With several runners ('mt') the switch
  * hands r's lock over: to a process that parked while r ran solo, which
  * would not let go of it, only the host may switch, with the lock let go
  * (kpni_sched_loop). */
-static KPNI_INLINE void park_switch(kpni_runner *r, kpn_proc *self, int mt, int halt)
+static KPNI_INLINE void park_switch(kpni_runner *r, kpn_proc *self, int mt, int halt, int cold)
 {
-    kpn_proc *next = KPNI_LIKELY(!halt) ? kpni_queue_pop_front(r) : NULL;
+    kpn_proc *next = KPNI_UNLIKELY(halt) ? NULL : cold ? pop_next(r, mt) : kpni_queue_pop_front(r);
 
     if (mt && next != NULL && !KPNI_UNLOCKS(next)) {
         kpni_queue_push_front(r, next);
@@ -174,8 +253,8 @@ static KPNI_INLINE void overrun(kpn_proc *self)
     KPN_ASSERT(0); /* a faulted process is never resumed */
 }
 
-/* park's rare cases: an overrun guard, input offered meanwhile, or a run
- * that must stop. */
+/* park's rare cases: an overrun guard, input offered meanwhile, a run
+ * that must stop, or a runner that drains. */
 static KPNI_NOINLINE void park_cold(kpn_proc *self, int mt)
 {
     kpni_runner *r = self->runner;
@@ -191,7 +270,7 @@ static KPNI_NOINLINE void park_cold(kpn_proc *self, int mt)
         kpni_lock_down(r);
     }
     KPNI_SET_UNLOCKS(self, mt);
-    park_switch(r, self, mt, KPNI_LOAD(&r->net->halt) != KPN_OK);
+    park_switch(r, self, mt, KPNI_LOAD(&r->net->halt) != KPN_OK, 1);
     resumed(self, mt);
 }
 
@@ -206,7 +285,9 @@ static KPNI_NOINLINE void park_cold(kpn_proc *self, int mt)
  * process that overran its stack is stopped here, before anything else
  * trusts that memory.  So do the looks at input and at 'halt': one test
  * of the two words together (beside each other in the net's first line)
- * when there is neither.
+ * when there is neither, and of the runner's 'drain' with them, on the
+ * line the switch counts on, so that a switch pays nothing more for
+ * draining than that word.
  *
  * With several runners ('mt') the runner's lock (runners.c) is held on
  * entry and travels with the switch: the context that resumes on that
@@ -219,13 +300,14 @@ static KPNI_INLINE void park(kpni_runner *r, kpn_proc *self, int mt)
     KPNI_MARK_PARKED(self);
 
     if (KPNI_UNLIKELY(!kpni_proc_guard_ok(self) ||
-                      ((unsigned)KPNI_LOAD(&r->net->halt) | KPNI_LOAD(&r->net->input_signal)) != 0)) {
+                      ((unsigned)KPNI_LOAD(&r->net->halt) | KPNI_LOAD(&r->net->input_signal) |
+                       DRAIN_WORD(r)) != 0)) {
         park_cold(self, mt);
         return;
     }
     if (mt) /* cleared as it resumes: see kpn_proc.unlocks */
         KPNI_SET_UNLOCKS(self, 1);
-    park_switch(r, self, mt, 0);
+    park_switch(r, self, mt, 0, 0);
     resumed(self, mt);
 }
 

@@ -2732,6 +2732,118 @@ void test_a_solo_runner_keeps_the_readers_words_on_the_writers_line_until_it_sha
         TEST_ASSERT_EQUAL_UINT(offsetof(kpn_chan, rpos), solo_ch[i]->rd_off);
 }
 
+/* ------------------------------------------------------------ draining */
+
+/* A pipeline of capacity 1 whose stages each send a message of their
+ * own (-k from stage k) before they forward, so that after one round
+ * every channel holds a message and every process blocks writing: the
+ * state a runner going solo inherits from two runners that filled it
+ * (sched.c, "Draining"). */
+#define DRAIN_STAGES 10
+#define DRAIN_MSGS 20000L
+static kpn_chan *drain_ch[DRAIN_STAGES + 1];
+static long drain_got[DRAIN_MSGS + DRAIN_STAGES];
+static long drain_n;
+
+static void drain_source(void *arg)
+{
+    long i;
+
+    (void)arg;
+    for (i = 0; i < DRAIN_MSGS; ++i)
+        (void)kpn_send(drain_ch[0], &i);
+    (void)kpn_close(drain_ch[0]);
+}
+
+static void drain_stage(void *arg)
+{
+    long k = (long)(intptr_t)arg, v = -k;
+
+    (void)kpn_send(drain_ch[k], &v);
+    while (kpn_recv(drain_ch[k - 1], &v) == KPN_OK)
+        (void)kpn_send(drain_ch[k], &v);
+    (void)kpn_close(drain_ch[k]);
+}
+
+static void drain_sink(void *arg)
+{
+    long v;
+
+    (void)arg;
+    while (kpn_recv(drain_ch[DRAIN_STAGES], &v) == KPN_OK) {
+        if (drain_n < (long)(sizeof drain_got / sizeof *drain_got))
+            drain_got[drain_n] = v;
+        drain_n++;
+    }
+}
+
+/* Runs the filled pipeline on one runner, draining from the start or
+ * not; checks every message and returns the resolver's walks, one for
+ * each write-block. */
+static uint64_t run_filled_pipeline(int drain)
+{
+    kpn_proc *procs[DRAIN_STAGES + 2];
+    kpn_stats st;
+    long k;
+
+    init(1, KPN_POLICY_WS, KPN_WAKE_WAKER);
+    drain_n = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &procs[0], "source", drain_source, NULL, STACK));
+    for (k = 1; k <= DRAIN_STAGES; ++k)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &procs[k], "stage", drain_stage,
+                                                (void *)(intptr_t)k, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &procs[DRAIN_STAGES + 1], "sink", drain_sink,
+                                            NULL, STACK));
+    for (k = 0; k <= DRAIN_STAGES; ++k)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &drain_ch[k], procs[k], procs[k + 1],
+                                                  sizeof(long), 1));
+    if (drain)
+        kpni_sched_drain(&net->runners[0]);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT64(DRAIN_MSGS + DRAIN_STAGES, drain_n);
+    for (k = 0; k < DRAIN_STAGES; ++k)
+        TEST_ASSERT_EQUAL_INT64(k - DRAIN_STAGES, drain_got[k]);
+    for (k = 0; k < DRAIN_MSGS; ++k)
+        TEST_ASSERT_EQUAL_INT64(k, drain_got[DRAIN_STAGES + k]);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    return st.detections;
+}
+
+/* First in, first out keeps the filled pipeline filled, every process
+ * write-blocking once a message; a runner that drains takes it to the
+ * orbit of one that started empty, where the source alone write-blocks,
+ * and first in, first out keeps that once the window is spent. */
+void test_a_draining_runner_takes_a_filled_pipeline_to_one_write_block_a_message(void)
+{
+    uint64_t kept = run_filled_pipeline(0), drained;
+
+    TEST_ASSERT_EQUAL_UINT(0, net->runners[0].drain);
+    TEST_ASSERT_TRUE_MESSAGE(kept > (uint64_t)DRAIN_MSGS * DRAIN_STAGES / 2,
+                             "the pipeline did not stay filled without draining");
+    drained = run_filled_pipeline(1);
+    TEST_ASSERT_EQUAL_UINT(0, net->runners[0].drain); /* the window was spent */
+    TEST_ASSERT_TRUE(drained < (uint64_t)DRAIN_MSGS * 2);
+}
+
+/* A runner drains for KPNI_DRAIN_PER_PROC switches a process, and not
+ * past KPNI_DRAIN_MAX however many the net has. */
+void test_a_drain_lasts_a_bounded_number_of_switches(void)
+{
+    kpn_proc *p;
+
+    init(1, KPN_POLICY_WS, KPN_WAKE_WAKER);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "a", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "b", idle, NULL, STACK));
+    kpni_sched_drain(&net->runners[0]);
+    TEST_ASSERT_EQUAL_UINT(2 * KPNI_DRAIN_PER_PROC, net->runners[0].drain);
+    net->nprocs = (size_t)KPNI_DRAIN_MAX; /* as if it had that many */
+    kpni_sched_drain(&net->runners[0]);
+    TEST_ASSERT_EQUAL_UINT(KPNI_DRAIN_MAX, net->runners[0].drain);
+    net->nprocs = 2;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_UINT(KPNI_DRAIN_MAX - 2, net->runners[0].drain);
+}
+
 /* A halt while a runner is solo wakes the sleeping one, which waits for
  * the solo to end before it looks at anything; both stop. */
 void test_a_stack_overflow_while_solo_stops_both_runners(void)
