@@ -61,10 +61,10 @@ static KPNI_INLINE void dispatch(kpni_runner *r, kpn_proc *p)
 #if KPN_THREADS
 /* ------------------------------------------------------------------ */
 /* Draining.  First in, first out keeps a net of short hand-offs in the
- * orbit it finds: a runner that goes solo on a pipeline of capacity 1
- * that two runners have filled inherits it with every second channel
- * holding a message, and each process then blocks on reads and writes
- * alike, where one runner from the start settles with the source alone
+ * orbit it finds.  A runner that goes solo on a pipeline of capacity 1
+ * that two runners have filled (every second channel holding a message,
+ * or more) keeps its processes blocking on reads and writes alike, where
+ * one runner from the start settles with the source alone
  * write-blocking.  In the mixed orbit a process that parked in a send
  * resumes after one that parked in a receive, its returns miss the
  * predictions the other's calls left, and every write-block walks for
@@ -73,9 +73,10 @@ static KPNI_INLINE void dispatch(kpni_runner *r, kpn_proc *p)
  * a while after it goes solo, then, the runner queues a process
  * released from a write-block at the front, and at a switch takes the
  * second process queued instead of the first when only the first was
- * released so.  Over the messages in flight this drains a pipeline to
- * one runner's orbit, which first in, first out then keeps; it is only
- * an order, and every process still runs within the window's bound. */
+ * released so.  That drains the messages in flight until the pipeline
+ * is in one runner's orbit, which first in, first out then keeps.  It
+ * is only an order, and a bounded one: past the window no process is
+ * passed over. */
 
 /* r, going solo, drains for a while; no process counts as released. */
 void kpni_sched_drain(kpni_runner *r)
