@@ -435,7 +435,8 @@ static KPNI_INLINE kpn_status release_local(kpn_proc *self, kpn_proc *other, kpn
         return KPN_OK;
     if (KPNI_MT(self->runner))
         return wake_near(self, other, c, why);
-    if (why == KPN_PROC_BLOCKED_WRITE && KPNI_UNLIKELY(KPNI_DRAINING(self->runner)))
+    /* '&', not '&&': one test, which the compiler drops for a reader */
+    if (KPNI_UNLIKELY((why == KPN_PROC_BLOCKED_WRITE) & KPNI_DRAINING(self->runner)))
         kpni_sched_ready_front(self->runner, other, self);
     else
         kpni_sched_ready_by(self->runner, other, self);

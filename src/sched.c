@@ -125,15 +125,17 @@ static KPNI_NOINLINE kpn_proc *pop_drain(kpni_runner *r)
     return p;
 }
 
-static KPNI_INLINE kpn_proc *pop_next(kpni_runner *r, int mt)
+/* A runner drains only while one thread runs the net (one runner, or a
+ * solo one: kpni_runners_unsolo ends the window), so 'mt' is not asked. */
+static KPNI_INLINE kpn_proc *pop_next(kpni_runner *r)
 {
-    if (KPNI_UNLIKELY(!mt && KPNI_DRAINING(r)))
+    if (KPNI_UNLIKELY(KPNI_DRAINING(r)))
         return pop_drain(r);
     return kpni_queue_pop_front(r);
 }
 #define DRAIN_WORD(r) ((r)->drain)
 #else
-#define pop_next(r, mt) kpni_queue_pop_front(r)
+#define pop_next(r) kpni_queue_pop_front(r)
 #define DRAIN_WORD(r) 0u
 #endif
 
@@ -192,17 +194,14 @@ void kpni_sched_halt(kpn_net *net, kpn_status why)
         kpni_runners_wake_all(net);
 }
 
-/* Resume the next ready process of 'r', or its host if none is left or
- * the run must stop ('halt': the caller has looked); 'cold': from
- * park_cold, where a draining runner picks it (pop_drain).  Ends in the
+/* Resume 'next', taken off r's queue by the caller, or r's host if
+ * there is none (none is left, or the run must stop).  Ends in the
  * switch, a tail call: see park.  With several runners ('mt') the switch
  * hands r's lock over: to a process that parked while r ran solo, which
  * would not let go of it, only the host may switch, with the lock let go
  * (kpni_sched_loop). */
-static KPNI_INLINE void park_switch(kpni_runner *r, kpn_proc *self, int mt, int halt, int cold)
+static KPNI_INLINE void park_switch(kpni_runner *r, kpn_proc *self, int mt, kpn_proc *next)
 {
-    kpn_proc *next = KPNI_UNLIKELY(halt) ? NULL : cold ? pop_next(r, mt) : kpni_queue_pop_front(r);
-
     if (mt && next != NULL && !KPNI_UNLOCKS(next)) {
         kpni_queue_push_front(r, next);
         next = NULL;
@@ -271,7 +270,7 @@ static KPNI_NOINLINE void park_cold(kpn_proc *self, int mt)
         kpni_lock_down(r);
     }
     KPNI_SET_UNLOCKS(self, mt);
-    park_switch(r, self, mt, KPNI_LOAD(&r->net->halt) != KPN_OK, 1);
+    park_switch(r, self, mt, KPNI_LOAD(&r->net->halt) != KPN_OK ? NULL : pop_next(r));
     resumed(self, mt);
 }
 
@@ -308,7 +307,7 @@ static KPNI_INLINE void park(kpni_runner *r, kpn_proc *self, int mt)
     }
     if (mt) /* cleared as it resumes: see kpn_proc.unlocks */
         KPNI_SET_UNLOCKS(self, 1);
-    park_switch(r, self, mt, 0, 0);
+    park_switch(r, self, mt, kpni_queue_pop_front(r));
     resumed(self, mt);
 }
 
