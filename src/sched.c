@@ -106,7 +106,7 @@ void kpni_sched_ready_front(kpni_runner *r, kpn_proc *p, kpn_proc *by)
 }
 
 /* The process a draining runner switches to ('prev_ready' is not kept:
- * the runner is solo). */
+ * one thread runs the net). */
 static KPNI_NOINLINE kpn_proc *pop_drain(kpni_runner *r)
 {
     kpn_proc *p = r->head, *second;
