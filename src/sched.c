@@ -99,8 +99,7 @@ void kpni_sched_ready_front(kpni_runner *r, kpn_proc *p, kpn_proc *by)
     if (tail != NULL) { /* queued behind 'tail': move it to the front */
         tail->next_ready = NULL;
         r->tail = tail;
-        p->next_ready = r->head;
-        r->head = p;
+        kpni_queue_push_front(r, p);
     }
     p->woke_write = 1;
 }
