@@ -71,8 +71,12 @@ int main(int argc, char **argv)
         {"capacity", "messages each channel holds", 2, NULL, 1, 1024},
         {"stride", "the second output goes this far round the ring", 97, NULL, 1, 99999},
         {"stack", "stack bytes per process", 4096, NULL, KPN_STACK_MIN, 1 << 20},
+        {"policy", "ws (work stealing) or static (process i on runner i*R/procs: the ring "
+                   "cut into R arcs)", 0, "ws", 0, 0},
+        {"cpus", "CPUs the runners share: over one a ws run is on runner 0 alone "
+                 "(cfg.cpus; 0: those this program may run on)", 0, NULL, 0, 1 << 20},
     };
-    enum { PROCS, MESSAGES, RUNNERS, CAPACITY, STRIDE, STACK };
+    enum { PROCS, MESSAGES, RUNNERS, CAPACITY, STRIDE, STACK, POLICY, CPUS };
     kpn_config cfg;
     kpn_net *net;
     kpn_proc **procs;
@@ -95,6 +99,8 @@ int main(int argc, char **argv)
         rounds = 1;
     kpn_config_default(&cfg);
     cfg.runners = (unsigned)opt[RUNNERS].value;
+    cfg.policy = bench_policy(opt[POLICY].text);
+    cfg.cpus = (unsigned)opt[CPUS].value;
     cfg.reserve_size = 1 << 20;
     need = kpn_size_net(&cfg) + kpn_size_proc(16384, 4) +
            nprocs * (kpn_size_proc((size_t)opt[STACK].value, 4) +
@@ -110,6 +116,8 @@ int main(int argc, char **argv)
         /* process 0 also prints progress: stdio wants a deeper stack */
         BENCH_CHECK(kpn_spawn(net, &procs[i], "node", node, &nodes[i],
                            i == 0 ? 16384 : (size_t)opt[STACK].value));
+        if (cfg.policy == KPN_POLICY_STATIC)
+            BENCH_CHECK(kpn_proc_pin(procs[i], (unsigned)((uint64_t)i * cfg.runners / nprocs)));
     }
     for (i = 0; i < nprocs; ++i) {
         unsigned to[2] = {(i + 1) % nprocs, (i + stride) % nprocs};
@@ -147,14 +155,17 @@ int main(int argc, char **argv)
     exact = st.messages + (st.discarded - left) == sent_expected &&
             received + left == st.messages && received == 2ull * nprocs * (uint64_t)rounds &&
             bad == 0 && st.procs_exited == nprocs;
-    bench_result("procs=%u chans=%u runners=%u rounds=%lld sends=%llu messages=%llu "
-                 "received=%llu left=%llu discarded=%llu wall=%.2f msgs_per_s=%.0f steals=%llu "
-                 "placements=%llu placements_dropped=%llu placement_runners=%u reserve_peak=%zu "
+    bench_result("procs=%u chans=%u runners=%u policy=%s cpus=%u rounds=%lld sends=%llu "
+                 "messages=%llu received=%llu left=%llu discarded=%llu wall=%.2f msgs_per_s=%.0f "
+                 "switches=%llu detections=%llu steals=%llu placements=%llu "
+                 "placements_dropped=%llu placement_runners=%u reserve_peak=%zu "
                  "stack_peak=%zu exact=%d",
-                 nprocs, 2 * nprocs, cfg.runners, rounds, (unsigned long long)sent_expected,
+                 nprocs, 2 * nprocs, cfg.runners, opt[POLICY].text, cfg.cpus, rounds,
+                 (unsigned long long)sent_expected,
                  (unsigned long long)st.messages, (unsigned long long)received,
                  (unsigned long long)left, (unsigned long long)st.discarded, wall,
-                 (double)st.messages / wall, (unsigned long long)st.steals,
+                 (double)st.messages / wall, (unsigned long long)st.switches,
+                 (unsigned long long)st.detections, (unsigned long long)st.steals,
                  (unsigned long long)st.placements, (unsigned long long)st.placements_dropped,
                  st.placement_runners, st.reserve_peak, peak, exact);
     if (!exact)

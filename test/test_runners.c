@@ -2052,6 +2052,47 @@ void test_one_cpu_runs_a_work_stealing_net_on_runner_0_alone(void)
     TEST_ASSERT_GREATER_THAN(0, st.runner_switches[1]);
 }
 
+/* The order in which the processes of the test below first ran. */
+static int first_ran[16], first_n;
+
+static void note_first(void *arg)
+{
+    if (first_n < 16)
+        first_ran[first_n++] = (int)(intptr_t)arg;
+}
+
+/* Over one CPU runner 0 starts the processes in spawn order, as one
+ * runner does: spawn queues process i on runner i mod 3, and taken a
+ * runner's queue at a time they would start 0, 3, 1, 4, 2, 5.  Five
+ * processes spawned between runs (on runners 0, 1, 2, 0, 1) start in
+ * spawn order too, after none of the first six, which have returned. */
+void test_one_cpu_starts_the_processes_in_spawn_order(void)
+{
+    kpn_config cfg = config(3, KPN_POLICY_WS, KPN_WAKE_LAST);
+    kpn_proc *p;
+    kpn_stats st;
+    int i;
+
+    cfg.cpus = 1;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    first_n = 0;
+    for (i = 0; i < 6; ++i)
+        TEST_ASSERT_EQUAL_INT(KPN_OK,
+                              kpn_spawn(net, &p, "p", note_first, (void *)(intptr_t)i, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(6, first_n);
+    for (i = 6; i < 11; ++i)
+        TEST_ASSERT_EQUAL_INT(KPN_OK,
+                              kpn_spawn(net, &p, "p", note_first, (void *)(intptr_t)i, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(11, first_n);
+    for (i = 0; i < 11; ++i)
+        TEST_ASSERT_EQUAL_INT(i, first_ran[i]);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64(11, st.runner_switches[0]);
+    TEST_ASSERT_EQUAL_UINT64(0, st.runner_switches[1] + st.runner_switches[2]);
+}
+
 #if defined(__linux__)
 /* Bind the calling thread to the first CPU it may run on, keeping what
  * it had in 'was'; 0 if the OS refused. */
