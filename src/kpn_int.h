@@ -925,10 +925,16 @@ void kpni_runners_walk_due(kpni_runner *r);
  * window on it is open, or it is kept (and two may be tried again) */
 #define KPNI_ONE_PART_TIMED(net)                                                               \
     (((net)->trial == KPNI_TRIAL_HALF || (net)->trial == KPNI_TRIAL_KEPT) && (net)->parts == 1)
-/* and r has switched KPNI_WINDOW_LOOK times since it last looked */
+/* A window its runners close by the clock, not only at an idle look:
+ * one part's, or two parts' tried again against one part kept, whose
+ * runners may both stay busy (left to idle looks, such a window stayed
+ * open to the end of bench/soak's run, and two parts were kept
+ * untested); and r has switched KPNI_WINDOW_LOOK times since it last
+ * looked */
+#define KPNI_WINDOW_TIMED(net) (KPNI_ONE_PART_TIMED(net) || (net)->trial == KPNI_TRIAL_AGAIN)
 #define KPNI_WINDOW_LOOK 256u
 #define KPNI_WINDOW_DUE(r)                                                                     \
-    (KPNI_ONE_PART_TIMED((r)->net) && (r)->switches - (r)->window_at >= KPNI_WINDOW_LOOK)
+    (KPNI_WINDOW_TIMED((r)->net) && (r)->switches - (r)->window_at >= KPNI_WINDOW_LOOK)
 void kpni_runners_window(kpni_runner *r);
 /* Draining (sched.c): a runner that goes solo drains for this many
  * switches a process, at most KPNI_DRAIN_MAX */

@@ -931,7 +931,8 @@ static void again_ends(kpni_runner *r, uint64_t carried, uint64_t ns)
  * A window may meet a slow spell of the host (the other CPU taken for a
  * few milliseconds), and one part kept for it would hold the run to its
  * end.  So one part, kept, is tried against two again, for a window,
- * its runner looking at the clock as in its window (KPNI_WINDOW_DUE):
+ * its runner looking at the clock as in its window (KPNI_WINDOW_DUE),
+ * and on two parts either runner, since both may stay busy there:
  * two are kept if they hold one part's pace since it was kept within
  * 1/8, else one part again (try_again, again_ends).  The wait before
  * (again_after) is what makes a window of two cost a share of at most
@@ -1060,11 +1061,14 @@ void kpni_runners_one_part(kpni_runner *r)
 }
 
 /* In block_any, holding r's lock, or none while r is solo: the window
- * of a trial on one part (KPNI_WINDOW_DUE) may be due to close.  Its
- * runner holds every process, so it may never run dry to close it at an
- * idle look, and solo it takes no lock at all; so it looks at the clock
- * once per KPNI_WINDOW_LOOK switches, and closes the window itself when
- * it is due, sharing again first if it was solo. */
+ * of a trial on one part, or of two parts tried again (KPNI_WINDOW_DUE),
+ * may be due to close.  On one part its runner holds every process, so
+ * it may never run dry to close it at an idle look, and solo it takes no
+ * lock at all; on two parts both runners may stay busy.  So a runner
+ * looks at the clock once per KPNI_WINDOW_LOOK switches, and closes the
+ * window itself when it is due, sharing again first if it was solo.
+ * The step reads the clock again under every lock: another runner may
+ * have closed the window meanwhile, at a later time than 'now'. */
 void kpni_runners_window(kpni_runner *r)
 {
     kpn_net *net = r->net;
@@ -1079,8 +1083,8 @@ void kpni_runners_window(kpni_runner *r)
         kpni_lock(r);
     }
     kpni_lock_up(r);
-    if (KPNI_ONE_PART_TIMED(net)) /* not closed meanwhile, nor two parts tried again */
-        kpni_trial_step(r, now);
+    if (KPNI_WINDOW_TIMED(net)) /* not settled meanwhile */
+        kpni_trial_step(r, kpn_port_clock_ns());
     kpni_lock_down(r);
     if (solo) {
         kpni_unlock(r);

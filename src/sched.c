@@ -406,6 +406,8 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
             kpni_runners_walk_due(r);
         if (KPNI_UNLIKELY(KPNI_ONE_PART(r->net)))
             kpni_runners_one_part(r);
+        else if (KPNI_UNLIKELY(KPNI_WINDOW_DUE(r)))
+            kpni_runners_window(r); /* two parts tried again */
         /* every other runner asleep since r last asked: perhaps go solo.
          * Then nothing else runs, but self found 'on' empty or full
          * before: its other end may have run on another runner since
