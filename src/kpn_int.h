@@ -371,7 +371,10 @@ void kpni_pool_free(kpni_pool *pool, void *p);
 enum { KPNI_AWAKE, KPNI_SPINNING, KPNI_ASLEEP };
 /* net->trial (runners.c, "Trying a placement") */
 enum { KPNI_TRIAL_NONE, KPNI_TRIAL_BASE, KPNI_TRIAL_ON, KPNI_TRIAL_HALF, KPNI_TRIAL_KEPT,
-       KPNI_TRIAL_DROPPED, KPNI_TRIAL_AGAIN };
+       KPNI_TRIAL_DROPPED, KPNI_TRIAL_AGAIN, KPNI_TRIAL_RECHECK };
+/* The placement's windows a trial keeps the counts of: the first, and
+ * each half of up to KPN_MAX_RUNNERS (32) parts down to one. */
+#define KPNI_TRIAL_WINDOWS 6
 
 /* How many of the processes that last parked on a crossing channel a
  * runner remembers, to look at again when it runs out of work. */
@@ -546,6 +549,14 @@ struct kpn_net {
      * the placement on more parts that a half is tried against). */
     unsigned char trial;
     uint64_t trial_ns, trial_msgs, base_ns, base_msgs;
+    /* What each of the placement's windows carried, on how many parts,
+     * for work stealing's second window to be judged against */
+    struct kpni_tried {
+        unsigned parts;
+        uint64_t msgs, ns;
+    } tried[KPNI_TRIAL_WINDOWS];
+    unsigned ntried;
+    unsigned learnt_before;        /* 'learnt' as work stealing's second window began */
     /* One part kept: how long it runs before two are tried again,
      * doubled for each time one has won again in this run ('agains';
      * runners.c, "Trying a placement") */

@@ -1322,24 +1322,37 @@ static kpn_chan *on_trial(unsigned runners, unsigned parts)
  * placement's, then one part's.  Where the placement keeps the pace and
  * one part is no faster, the run goes back to it; where the net slows
  * under it, work stealing's window stays the best, and one part is
- * tried against that: it wins only if more than 8/7 as fast, else the
- * placement is dropped and nothing more is learnt in the run.  Learnt
- * at once and kept with no trial (cfg.learn_trial_ns 0).  White-box:
- * the channel's counter stands for the messages carried. */
+ * tried against that: it wins only if more than 8/7 as fast.  Where
+ * work stealing is still the best, it runs a second window, and the
+ * placement's two windows are judged again against that one: the
+ * placement is dropped, and nothing more is learnt in the run, only
+ * where work stealing is the best again.  Learnt at once and kept with
+ * no trial (cfg.learn_trial_ns 0).  White-box: the channel's counter
+ * stands for the messages carried. */
 void test_a_placement_on_trial_is_dropped_when_the_net_slows_under_it(void)
 {
-    /* what the placement's window carries, what one part's does, and
-     * where the run ends: parts (0: work stealing), placements learnt */
-    static const struct { uint64_t placed, on1; unsigned ends, learnt; } cases[] = {
-        {1400, 1400, 2, 3}, /* 7/8 of the pace: kept; one part no faster */
-        {1399, 1828, 0, 0}, /* slower: dropped, one part not 8/7 as fast as ws */
-        {1399, 1829, 1, 2}, /* slower, but one part more than 8/7 as fast */
-        {100, 1600, 0, 0},
+    /* what the placement's window carries, what one part's does, what
+     * work stealing's second window does (0: none), and where the run
+     * ends: parts (0: work stealing), 'learnt', placements learnt */
+    static const struct {
+        uint64_t placed, on1, ws2;
+        unsigned ends, learnt, placements;
+    } cases[] = {
+        {1400, 1400, 0, 2, 3, 3}, /* 7/8 of the pace: kept; one part no faster */
+        {1399, 1829, 0, 1, 2, 2}, /* slower, but one part more than 8/7 as fast */
+        /* slower, and one part not more than 8/7 as fast: work
+         * stealing's second window */
+        {1399, 1828, 1600, 0, 0, 2}, /* as fast as its first: dropped */
+        {100, 1600, 1600, 0, 0, 2},
+        {1399, 1000, 1599, 0, 0, 2},
+        {1399, 1828, 1599, 1, 3, 3}, /* one part now more than 8/7 as fast */
+        {1399, 1000, 1598, 2, 3, 3}, /* the placement now within 1/8 */
     };
     const uint64_t t = 1000000000u, window = 20000000u;
     kpn_chan *c;
     kpni_runner *r0;
     kpn_stats st;
+    uint64_t at;
     unsigned k;
 
     for (k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
@@ -1364,21 +1377,34 @@ void test_a_placement_on_trial_is_dropped_when_the_net_slows_under_it(void)
         TEST_ASSERT_EQUAL_UINT(1, net->parts);
         TEST_ASSERT_EQUAL_UINT(2, net->learnt);
         c->sent += cases[k].on1;
-        kpni_trial_step(r0, t + 3 * window);
+        at = t + 3 * window;
+        kpni_trial_step(r0, at);
+        if (cases[k].ws2 != 0) { /* the runners steal again for a window */
+            TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_RECHECK, net->trial);
+            TEST_ASSERT_EQUAL_UINT(0, net->learnt);
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+            TEST_ASSERT_EQUAL_UINT(0, st.placement_runners);
+            TEST_ASSERT_EQUAL_UINT64(0, st.placements_dropped);
+            c->sent += cases[k].ws2;
+            kpni_trial_step(r0, at + window - 1); /* too soon */
+            TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_RECHECK, net->trial);
+            at += window;
+            kpni_trial_step(r0, at);
+        }
         TEST_ASSERT_EQUAL_INT(cases[k].ends != 0 ? KPNI_TRIAL_KEPT : KPNI_TRIAL_DROPPED,
                               net->trial);
         TEST_ASSERT_EQUAL_UINT(cases[k].learnt, net->learnt);
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
         TEST_ASSERT_EQUAL_UINT(cases[k].ends, st.placement_runners);
-        TEST_ASSERT_EQUAL_UINT64(cases[k].ends == 2 ? 3 : 2, st.placements);
+        TEST_ASSERT_EQUAL_UINT64(cases[k].placements, st.placements);
         TEST_ASSERT_EQUAL_UINT64(cases[k].ends == 0, st.placements_dropped);
         if (cases[k].ends != 0)
             TEST_ASSERT_EQUAL_UINT(cases[k].ends, net->parts);
         c->sent += 5000;
         /* settled for the run; on one part, until two are tried again,
          * at the earliest 2.25 windows after it was kept (one part
-         * 1829/1600 as fast: below) */
-        kpni_trial_step(r0, t + 5 * window);
+         * 1829/1600 as fast, or 1828/1599: below) */
+        kpni_trial_step(r0, at + 2 * window);
         TEST_ASSERT_EQUAL_INT(cases[k].ends != 0 ? KPNI_TRIAL_KEPT : KPNI_TRIAL_DROPPED,
                               net->trial);
         TEST_ASSERT_EQUAL_UINT(cases[k].learnt, net->learnt);
@@ -1433,10 +1459,11 @@ static void halves(kpn_chan *c, uint64_t t, uint64_t window, uint64_t on4, uint6
  * stealing's pace within 1/8, else work stealing.  The run goes on with
  * the fastest, fewer parts winning only if more than 8/7 as fast as the
  * best with more, or under work stealing, the placement dropped, where
- * it stayed the best.  Stepped by hand as above, from 8 parts: work
- * stealing's window carried 1600 messages, the placement's 'placed',
- * then the windows on 4, on 2 and on 1 part theirs; where the run ends
- * (0: work stealing), and the placements learnt. */
+ * it stayed the best in a second window of its own too.  Stepped by
+ * hand as above, from 8 parts: work stealing's windows carried 1600
+ * messages, the placement's 'placed', then the windows on 4, on 2 and
+ * on 1 part theirs; where the run ends (0: work stealing), and the
+ * placements learnt. */
 void test_each_half_of_a_placement_is_tried_down_to_one_part(void)
 {
     static const struct {
@@ -1469,6 +1496,11 @@ void test_each_half_of_a_placement_is_tried_down_to_one_part(void)
         first_windows(c, t, window, 1600, cases[k].placed);
         TEST_ASSERT_EQUAL_UINT(cases[k].placed == 1600 ? 8 : 0, net->parts_won);
         halves(c, t, window, cases[k].on4, cases[k].on2, cases[k].on1);
+        if (cases[k].ends == 0) { /* work stealing's second window, as fast */
+            TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_RECHECK, net->trial);
+            c->sent += 1600;
+            kpni_trial_step(&net->runners[0], t + 6 * window);
+        }
         TEST_ASSERT_EQUAL_INT(ends, net->trial);
         TEST_ASSERT_EQUAL_UINT(cases[k].ends != 0 ? cases[k].placements : 0, net->learnt);
         if (cases[k].ends != 0)
@@ -1484,14 +1516,35 @@ void test_each_half_of_a_placement_is_tried_down_to_one_part(void)
         TEST_ASSERT_EQUAL_UINT64(cases[k].ends == 0, st.placements_dropped);
     }
 
-    /* no half below one part: a first placement on one part is kept
-     * or dropped at once */
+    /* work stealing's second window slower: every window judged again
+     * against it, the halves in order, from 8 parts (1399 within 1/8
+     * of 1400) to 4 (1828 more than 8/7 of 1399), where they end */
+    c = on_trial(8, 8);
+    first_windows(c, t, window, 1600, 1399);
+    halves(c, t, window, 1828, 1828, 1828);
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_RECHECK, net->trial);
+    c->sent += 1400;
+    kpni_trial_step(&net->runners[0], t + 6 * window);
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+    TEST_ASSERT_EQUAL_UINT(4, net->parts);
+    TEST_ASSERT_EQUAL_UINT(5, net->learnt);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT(4, st.placement_runners);
+    TEST_ASSERT_EQUAL_UINT64(5, st.placements);
+    TEST_ASSERT_EQUAL_UINT64(0, st.placements_dropped);
+
+    /* no half below one part: a first placement on one part is kept,
+     * or dropped after work stealing's second window */
     first_windows(on_trial(8, 1), t, window, 1600, 1600);
     TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
     TEST_ASSERT_EQUAL_UINT(1, net->parts);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
     TEST_ASSERT_EQUAL_UINT(1, st.placement_runners);
-    first_windows(on_trial(8, 1), t, window, 1600, 1399);
+    c = on_trial(8, 1);
+    first_windows(c, t, window, 1600, 1399);
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_RECHECK, net->trial);
+    c->sent += 1600;
+    kpni_trial_step(&net->runners[0], t + 3 * window);
     TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_DROPPED, net->trial);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
     TEST_ASSERT_EQUAL_UINT(0, st.placement_runners);
