@@ -1551,6 +1551,21 @@ void test_each_half_of_a_placement_is_tried_down_to_one_part(void)
     TEST_ASSERT_EQUAL_UINT64(1, st.placements_dropped);
 }
 
+/* From 't', in windows of 'window', a 2-runner trial stepped by hand to
+ * one part kept: work stealing's window and the placement's carry 1600
+ * messages each, one part's twice as many; returns when it was kept. */
+static uint64_t kept_on_one_part(kpn_chan *c, uint64_t t, uint64_t window)
+{
+    first_windows(c, t, window, 1600, 1600);
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_HALF, net->trial);
+    c->sent += 3200;
+    kpni_trial_step(&net->runners[0], t + 3 * window);
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+    TEST_ASSERT_EQUAL_UINT(1, net->parts);
+    TEST_ASSERT_EQUAL_UINT(2, net->learnt);
+    return t + 3 * window;
+}
+
 /* One part kept is tried against two again, for a window, after 16
  * windows for each time over that one part carried its messages as fast
  * as the best with more, and after twice as long each time one part wins
@@ -1574,14 +1589,7 @@ void test_one_part_kept_is_tried_against_two_again(void)
     for (k = 0; k < 2; ++k) {
         c = on_trial(2, 2);
         r0 = &net->runners[0];
-        first_windows(c, t, window, 1600, 1600);
-        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_HALF, net->trial);
-        c->sent += 3200;
-        at = t + 3 * window;
-        kpni_trial_step(r0, at);
-        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
-        TEST_ASSERT_EQUAL_UINT(1, net->parts);
-        TEST_ASSERT_EQUAL_UINT(2, net->learnt);
+        at = kept_on_one_part(c, t, window);
 
         c->sent += 100000; /* 16 windows on one part */
         kpni_trial_step(r0, at + 16 * window - 1);
@@ -1740,20 +1748,13 @@ void test_two_parts_tried_again_are_closed_by_either_runner(void)
     const uint64_t t = 1000000000u, window = 20000000u;
     static const uint64_t on2[] = {6250, 100};
     static const unsigned ends[] = {2, 1};
-    kpni_runner *r1;
-    kpn_chan *c;
-    uint64_t at;
     unsigned k;
 
     for (k = 0; k < 2; ++k) {
-        c = on_trial(2, 2);
-        r1 = &net->runners[1];
-        first_windows(c, t, window, 1600, 1600);
-        c->sent += 3200;
-        at = t + 3 * window;
-        kpni_trial_step(&net->runners[0], at);
-        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
-        TEST_ASSERT_EQUAL_UINT(1, net->parts);
+        kpn_chan *c = on_trial(2, 2);
+        uint64_t at = kept_on_one_part(c, t, window);
+        kpni_runner *r1 = &net->runners[1];
+
         c->sent += 100000;
         kpni_trial_step(&net->runners[0], at + 16 * window);
         TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_AGAIN, net->trial);
