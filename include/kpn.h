@@ -249,7 +249,8 @@ typedef struct kpn_config {
      * best so far where the net carried its messages more than 1/8
      * slower under the placement; if no half beats it either, the
      * placement is dropped (kpn_stats.placements_dropped) and the run
-     * steals for the rest of its time, learning nothing more.  A run
+     * steals; the trial starts again after 16 windows, and after twice
+     * as long for each drop before in the run.  A run
      * kept on one runner tries two again, for a window, after 16 windows
      * for each time over that one carried its messages as fast, and
      * after twice as long each time one wins again, so that a slow

@@ -562,6 +562,10 @@ struct kpn_net {
      * runners.c, "Trying a placement") */
     uint64_t again_ns;
     unsigned agains;
+    /* placements dropped for work stealing in this run: the trial
+     * starts again after a wait that doubles with each (runners.c) */
+    unsigned drops;
+    unsigned parts_first;          /* the parts the trial's placement had */
     /* a runner is solo: the others wait for it to end before they look
      * at anything (runners.c); and how many times one went dormant */
     int solo;

@@ -713,6 +713,23 @@ uint64_t kpni_learn_want(uint64_t ns, unsigned grain_ns, uint64_t sent, uint64_t
     return want;
 }
 
+/* One part kept: two are tried again after AGAIN_SHARE windows for each
+ * time over that one part carried its messages as fast as the best
+ * with more (or work stealing), so that a window of two costs the run
+ * about 1/AGAIN_SHARE of the time in between if two are still that much
+ * slower; twice as long each time one part wins again ("Trying a
+ * placement"). */
+#define AGAIN_SHARE 16u
+
+/* A placement dropped: the wait before the trial starts again,
+ * AGAIN_SHARE windows, twice as long for each drop before in the run. */
+static uint64_t drop_wait(const kpn_net *net)
+{
+    unsigned doublings = net->drops > 1 ? net->drops - 1 : 0;
+
+    return (uint64_t)AGAIN_SHARE * net->cfg.learn_trial_ns << (doublings < 16 ? doublings : 16);
+}
+
 /* Whether learn_due may find learning due, from what learn_due looks
  * at first: the words r writes itself and those written only under
  * every lock, so that a holder of r's lock alone may ask
@@ -723,7 +740,8 @@ static int learn_may_be_due(const kpni_runner *r)
     uint64_t sent = r->messages - r->run_messages, stolen = r->steals - r->run_steals;
 
     if (net->cfg.policy != KPN_POLICY_WS || net->cfg.learn == 0 || KPN_COMPACT || sent == 0 ||
-        sent < net->learn_at || net->trial == KPNI_TRIAL_DROPPED)
+        sent < net->learn_at ||
+        (net->trial == KPNI_TRIAL_DROPPED && kpn_port_clock_ns() - net->trial_ns < drop_wait(net)))
         return 0;
     return net->learnt != 0 || (stolen >= LEARN_MIN && stolen >= sent / net->cfg.learn);
 }
@@ -794,14 +812,6 @@ static void try_half(kpni_runner *r)
     }
 }
 
-/* One part kept: two are tried again after AGAIN_SHARE windows for each
- * time over that one part carried its messages as fast as the best
- * with more (or work stealing), so that a window of two costs the run
- * about 1/AGAIN_SHARE of the time in between if two are still that much
- * slower; twice as long each time one part wins again ("Trying a
- * placement"). */
-#define AGAIN_SHARE 16u
-
 /* Two paces to compare, 'msgs1' messages in 'ns1' and 'msgs2' in 'ns2':
  * both counts, and both times, halved alike until the products of a
  * count and a time fit in 64 bits. */
@@ -845,10 +855,13 @@ static uint64_t again_wait(const kpn_net *net)
 }
 
 /* How long since the last step the next one waits: a window, or where
- * one part is kept, the wait before two are tried again. */
+ * one part is kept, the wait before two are tried again, or where the
+ * placement was dropped, the wait before the trial starts again. */
 static uint64_t window_ns(const kpn_net *net)
 {
-    return net->trial == KPNI_TRIAL_KEPT ? again_wait(net) : net->cfg.learn_trial_ns;
+    if (net->trial == KPNI_TRIAL_KEPT)
+        return again_wait(net);
+    return net->trial == KPNI_TRIAL_DROPPED ? drop_wait(net) : net->cfg.learn_trial_ns;
 }
 
 /* The placement's window on 'parts' carried 'msgs' messages in 'ns'
@@ -892,6 +905,7 @@ static void recheck_ends(kpni_runner *r, uint64_t carried, uint64_t ns)
         judge(net, i == 0, net->tried[i].parts, net->tried[i].msgs, net->tried[i].ns);
     if (net->parts_won == 0) {
         net->trial = KPNI_TRIAL_DROPPED; /* and stealing goes on */
+        net->drops++;
         r->dropped++;
         return;
     }
@@ -951,11 +965,11 @@ static void again_ends(kpni_runner *r, uint64_t carried, uint64_t ns)
  * processes are, for a second window of it, and every window of the
  * placement is judged again against that one (recheck_ends): only where
  * work stealing is the best again is the placement dropped, the runners
- * stealing for the rest of the run and learning nothing more in it.  A
- * net with too little parallelism for two runners may be slower under
- * both than on one: a 4-process pipeline of capacity 1 ran 8 times as
- * slowly as on one runner under work stealing, and slower still on two
- * parts, but on one as fast.
+ * stealing until the trial starts again (below).  A net with too little
+ * parallelism for two runners may be slower under both than on one: a
+ * 4-process pipeline of capacity 1 ran 8 times as slowly as on one
+ * runner under work stealing, and slower still on two parts, but on one
+ * as fast.
  * What a crossing message costs grows with the runners and the distance
  * between their CPUs, and a quota the port cannot see (cfg.cpus) puts
  * parts on runners that wait for a CPU: the pace counts both.  Every
@@ -983,13 +997,22 @@ static void again_ends(kpni_runner *r, uint64_t carried, uint64_t ns)
  * 1/8, else one part again (try_again, again_ends).  The wait before
  * (again_after) is what makes a window of two cost a share of at most
  * 1/AGAIN_SHARE of the time in between, were two as much slower as in
- * the window one part won, and it doubles each time one wins again. */
+ * the window one part won, and it doubles each time one wins again.
+ *
+ * A drop may be for a window the host slowed too, and would hold the run
+ * under work stealing to its end: bench/soak, which carries about 40
+ * million messages a second on two parts, carried 6 to 8 million after a
+ * drop.  So a drop is not for good either: after AGAIN_SHARE windows,
+ * twice as long after each drop before in the run, the trial starts
+ * again from work stealing's window, once learning is due as at first.
+ * Where work stealing does win, its windows are its own pace, and what
+ * the trial costs it is the placement's windows, a share of the wait. */
 void kpni_trial_step(kpni_runner *r, uint64_t now)
 {
     kpn_net *net = r->net;
     uint64_t ns = now - net->trial_ns, msgs, carried;
 
-    if (net->trial == KPNI_TRIAL_DROPPED || (net->trial == KPNI_TRIAL_KEPT && net->parts != 1))
+    if (net->trial == KPNI_TRIAL_KEPT && net->parts != 1)
         return; /* settled for the run */
     if (net->trial == KPNI_TRIAL_NONE && net->cfg.learn_trial_ns == 0) {
         learn(r);
@@ -1002,6 +1025,9 @@ void kpni_trial_step(kpni_runner *r, uint64_t now)
     carried = msgs - net->trial_msgs;
     if (net->trial == KPNI_TRIAL_NONE) {
         net->trial = KPNI_TRIAL_BASE;
+    } else if (net->trial == KPNI_TRIAL_DROPPED) {
+        net->trial = KPNI_TRIAL_BASE; /* again, from as many parts as at first */
+        net->parts = net->parts_first;
     } else if (net->trial == KPNI_TRIAL_KEPT) {
         try_again(r, carried, ns);
     } else if (net->trial == KPNI_TRIAL_AGAIN) {
@@ -1009,6 +1035,7 @@ void kpni_trial_step(kpni_runner *r, uint64_t now)
     } else if (net->trial == KPNI_TRIAL_RECHECK) {
         recheck_ends(r, carried, ns);
     } else if (net->trial == KPNI_TRIAL_BASE) {
+        net->parts_first = net->parts;
         net->base_ns = ns;
         net->base_msgs = carried;
         net->ntried = 0;
@@ -1194,7 +1221,8 @@ int kpni_runners_idle(kpni_runner *r)
     }
     kpni_lock_up(r);
     kpni_runners_walk_put_off(r);
-    if (TRIAL_OPEN(net) || (net->trial == KPNI_TRIAL_NONE && learn_due(r)))
+    if (TRIAL_OPEN(net) ||
+        ((net->trial == KPNI_TRIAL_NONE || net->trial == KPNI_TRIAL_DROPPED) && learn_due(r)))
         kpni_trial_step(r, kpn_port_clock_ns());
     if (net->learnt != 0 && learn_due(r))
         learn(r);
@@ -1514,6 +1542,7 @@ kpn_status kpni_runners_run(kpn_net *net)
     if (net->parts == 0 || net->parts > net->nrunners)
         net->parts = net->nrunners;
     net->agains = 0;
+    net->drops = 0;
 #if !KPN_COMPACT
     if (net->sharing == 0)
         net->sharing = net->parts == 1 && net->cfg.policy == KPN_POLICY_WS ? KPNI_ALONE

@@ -340,7 +340,8 @@ void test_the_presets_conserve_work_on_two_and_three_runners(void)
  * with a trial window of a nanosecond, each idle look closes a window,
  * so a run learns and then keeps or drops what it learnt (runners.c,
  * "Trying a placement"): dropping moves the processes again, as work
- * stealing takes over from where they are, and on three runners a kept
+ * stealing takes over from where they are, the trial starting again
+ * 16 windows later, and on three runners a kept
  * placement is tried on two and learnt again on three if that is not
  * faster, moving them twice more. */
 void test_a_placement_learnt_mid_run_changes_no_message(void)
@@ -369,7 +370,12 @@ void test_a_placement_learnt_mid_run_changes_no_message(void)
                     TEST_ASSERT_EQUAL_UINT64(0, st.discarded);
                     for (v = 0; v < graph.nodes; ++v)
                         TEST_ASSERT_EQUAL_UINT64(reference[v], run.burned[v]);
-                    TEST_ASSERT_LESS_OR_EQUAL(trial ? 1 : 0, (int)st.placements_dropped);
+                    /* with no trial nothing is dropped; with windows of
+                     * 1 ns a drop is tried again 16 ns later, and may be
+                     * dropped again, but only what was learnt */
+                    if (!trial)
+                        TEST_ASSERT_EQUAL_UINT64(0, st.placements_dropped);
+                    TEST_ASSERT_TRUE(st.placements_dropped <= st.placements);
                     placements += st.placements;
                     dropped += st.placements_dropped;
                 }
