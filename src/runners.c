@@ -886,8 +886,8 @@ static void judge(kpn_net *net, int first, unsigned parts, uint64_t msgs, uint64
 /* Work stealing's first window is timed as soon as learning falls due,
  * before anything has moved, and may carry the messages at a pace work
  * stealing does not keep: bench/soak's, 14 to 17 million a second in
- * its first 20 ms, and 6 to 8 million for the rest of a run that had
- * dropped its placement for it, one run in two at one time.  So where
+ * its first window, and 6 to 8 million after dropping its placement
+ * for it, one run in two at one time.  So where
  * work stealing's window was the best, it runs a second one, from where
  * the processes are, and the windows of the placement and its halves
  * are judged again against that one, as they were against the first:

@@ -1352,7 +1352,7 @@ void test_a_placement_on_trial_is_dropped_when_the_net_slows_under_it(void)
         {1399, 1828, 1599, 1, 3, 3}, /* one part now more than 8/7 as fast */
         {1399, 1000, 1598, 2, 3, 3}, /* the placement now within 1/8 */
     };
-    const uint64_t t = 1000000000u, window = 20000000u;
+    const uint64_t t = 1000000000u, window = 10000000u;
     kpn_chan *c;
     kpni_runner *r0;
     kpn_stats st;
@@ -1431,7 +1431,7 @@ void test_a_placement_on_trial_is_dropped_when_the_net_slows_under_it(void)
  * then kept. */
 void test_a_dropped_placement_is_tried_again_after_a_wait_that_doubles(void)
 {
-    const uint64_t window = 20000000u;
+    const uint64_t window = 10000000u;
     uint64_t at = 1000000000u;
     kpni_runner *r0;
     kpn_chan *c;
@@ -1543,7 +1543,7 @@ void test_each_half_of_a_placement_is_tried_down_to_one_part(void)
         {1399, 1600, 1600, 1829, 1, 4}, /* only one part: a short pipeline */
         {1399, 100, 1829, 2090, 2, 5},  /* 2; 1 not more than 8/7 as fast as 2 */
     };
-    const uint64_t t = 1000000000u, window = 20000000u;
+    const uint64_t t = 1000000000u, window = 10000000u;
     kpn_chan *c;
     kpn_stats st;
     unsigned k;
@@ -1636,7 +1636,7 @@ static uint64_t kept_on_one_part(kpn_chan *c, uint64_t t, uint64_t window)
  * 16 windows), then 6 250 a window on one part. */
 void test_one_part_kept_is_tried_against_two_again(void)
 {
-    const uint64_t t = 1000000000u, window = 20000000u;
+    const uint64_t t = 1000000000u, window = 10000000u;
     /* two parts' window: 7/8 of one part's pace, or half */
     static const uint64_t on2[] = {5469, 3125};
     kpn_chan *c;
@@ -1740,7 +1740,7 @@ static void as_block_any(kpni_runner *r, void (*step)(kpni_runner *))
  * above, the window timed by the port's clock. */
 void test_the_window_on_one_part_is_closed_by_the_runner_that_holds_it(void)
 {
-    const uint64_t t = 1000000000u, window = 20000000u;
+    const uint64_t t = 1000000000u, window = 10000000u;
     kpni_runner *r0;
     kpn_chan *c;
 
@@ -1775,7 +1775,7 @@ void test_the_window_on_one_part_is_closed_by_the_runner_that_holds_it(void)
 
     /* its time up, r0 closes it: one part carried the messages more
      * than 8/7 as fast as two (100 000 in at most the time the host
-     * takes here, against 1 600 in 20 ms), so the run keeps it */
+     * takes here, against 1 600 in a window), so the run keeps it */
     r0->switches += KPNI_WINDOW_LOOK;
     TEST_ASSERT_TRUE(KPNI_WINDOW_DUE(r0));
     net->trial_ns = kpn_port_clock_ns() - window;
@@ -1804,7 +1804,7 @@ void test_the_window_on_one_part_is_closed_by_the_runner_that_holds_it(void)
  * they carried a window's 6 250, one part again where they carried 100. */
 void test_two_parts_tried_again_are_closed_by_either_runner(void)
 {
-    const uint64_t t = 1000000000u, window = 20000000u;
+    const uint64_t t = 1000000000u, window = 10000000u;
     static const uint64_t on2[] = {6250, 100};
     static const unsigned ends[] = {2, 1};
     unsigned k;
@@ -1879,7 +1879,7 @@ static void look_flipped(kpni_runner *r, kpn_proc *self)
  * would otherwise stay away, its channel crossing.  Stepped by hand. */
 void test_on_one_part_a_process_running_elsewhere_is_taken_at_a_later_block(void)
 {
-    const uint64_t t = 1000000000u, window = 20000000u;
+    const uint64_t t = 1000000000u, window = 10000000u;
     kpni_runner *r0, *r1;
     kpn_chan *c;
     kpn_proc *a, *b;
