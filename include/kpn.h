@@ -250,12 +250,12 @@ typedef struct kpn_config {
      * slower under the placement; if no half beats it either, the
      * placement is dropped (kpn_stats.placements_dropped) and the run
      * steals; the trial starts again after 16 windows, and after twice
-     * as long for each drop before in the run.  A run
-     * kept on one runner tries two again, for a window, after 16 windows
-     * for each time over that one carried its messages as fast, and
-     * after twice as long each time one wins again, so that a slow
-     * spell of the machine in the trial does not keep it on one to its
-     * end.
+     * as long for each drop before in the run.  A run kept on one runner
+     * tries two again, for a window, after 16 windows for each time over
+     * that one carried its messages as fast, and after twice as long
+     * each time one wins again.  So a slow spell of the machine in the
+     * trial keeps a run neither on one runner nor under work stealing to
+     * its end.
      * Which wins depends on the CPUs' cost of moving a cache line
      * between them as much as on the net (docs/runners.md, "Trying a
      * placement").

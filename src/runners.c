@@ -887,12 +887,12 @@ static void judge(kpn_net *net, int first, unsigned parts, uint64_t msgs, uint64
  * before anything has moved, and may carry the messages at a pace work
  * stealing does not keep: bench/soak's, 14 to 17 million a second in
  * its first window, and 6 to 8 million after dropping its placement
- * for it, one run in two at one time.  So where
- * work stealing's window was the best, it runs a second one, from where
- * the processes are, and the windows of the placement and its halves
- * are judged again against that one, as they were against the first:
- * the placement is dropped only where work stealing is the best again,
- * else the parts that won are learnt again and kept. */
+ * for it, one run in two at one time.  So where work stealing's window
+ * was the best, it runs a second one, from where the processes are, and
+ * the windows of the placement and its halves are judged again against
+ * that one, as they were against the first: the placement is dropped
+ * only where work stealing is the best again, else the parts that won
+ * are learnt again and kept. */
 static void recheck_ends(kpni_runner *r, uint64_t carried, uint64_t ns)
 {
     kpn_net *net = r->net;

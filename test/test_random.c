@@ -341,9 +341,9 @@ void test_the_presets_conserve_work_on_two_and_three_runners(void)
  * so a run learns and then keeps or drops what it learnt (runners.c,
  * "Trying a placement"): dropping moves the processes again, as work
  * stealing takes over from where they are, the trial starting again
- * 16 windows later, and on three runners a kept
- * placement is tried on two and learnt again on three if that is not
- * faster, moving them twice more. */
+ * 16 windows later, and on three runners a kept placement is tried on
+ * two and learnt again on three if that is not faster, moving them
+ * twice more. */
 void test_a_placement_learnt_mid_run_changes_no_message(void)
 {
     static uint64_t reference[RNET_MAX_NODES];
