@@ -22,6 +22,10 @@
 # each) and what the machine takes to pass one cache line between the
 # two CPUs and back (bench/pingpong), which the two-runner rows depend
 # on and which a virtual machine's host may change from minute to minute.
+# It times that round trip at the start of each round as well as at its
+# end, and the table gives the targets' 2-runner rows again for the
+# rounds where the two CPUs were near throughout (both round trips under
+# TRIP_NS, below) and for those where they were far (both at or over it).
 # It also times the working tree's bench/coro_ring at the ring's two
 # sizes: coroutines on the port's switch and nothing else, the floor
 # under a ring hop on the machine, and how that floor grows with the
@@ -48,6 +52,9 @@ scratch=$top/build/compare
 out=$scratch/runs
 old=$scratch/base/build/amd64/bench
 new=$top/build/amd64/bench
+# a round trip (ns) that parts the host's two states: about 95 to 155 ns
+# near, 450 to 530 far (docs/benchmarks.md, "The two CPUs")
+TRIP_NS=300
 
 # report: the table, from the runs in $out and the builds $old and $new
 report() {
@@ -78,6 +85,29 @@ report() {
     # ring's on 1 runner (OTHER: ring10k, the default, or ring2r)
     ring_ratio() { over "ring1k.$1" "${2:-ring10k}.$1"; }
     hop() { echo "$1" | sed -n "s/.* $2=\([0-9.]*\).*/\1/p"; }
+    # state near|far: per round, 1 where the CPUs were in that state at the
+    # round's start and at its end, else 0
+    state() {
+        field "$out/pingpong.start" ns_per_round_trip >"$out/state.a"
+        field "$out/pingpong" ns_per_round_trip >"$out/state.b"
+        paste "$out/state.a" "$out/state.b" | awk -v lim="$TRIP_NS" -v w="$1" 'NF == 2 {
+            n = $1 < lim && $2 < lim; f = $1 >= lim && $2 >= lim
+            print (w == "near" ? n : f) }'
+    }
+    # in_state near|far FILE KEY: KEY's values from the rounds in that state
+    in_state() {
+        state "$1" >"$out/state.s"
+        field "$out/$2" "$3" >"$out/state.v"
+        paste "$out/state.s" "$out/state.v" | awk 'NF == 2 && $1 == 1 { print $2 }'
+    }
+    nstate() { state "$1" | grep -c 1 || true; }
+    # by_state LABEL FILE KEY: LABEL's row again for each state, before and after
+    by_state() {
+        for w in near far; do
+            row "$1, rounds with the CPUs $w ($(nstate $w) of $rounds)" "-" \
+                "$(in_state $w "$2.before" "$3" | stats 1 2)" "$(in_state $w "$2.after" "$3" | stats 1 2)"
+        done
+    }
     # even FILE: per round, 2 * faster / slower of the two bound runs
     even() { awk 'NF == 2 && $1 > 0 && $2 > 0 { f = $1 < $2 ? $1 : $2; s = $1 < $2 ? $2 : $1; print 2 * f / s }' "$out/$1" 2>/dev/null; }
     # matched FILE: per round, 1 + faster / slower of the two bound runs
@@ -103,11 +133,13 @@ report() {
     row "ring / bare coroutines, 10 000 processes" "-" "-" "$(over coro10k ring10k.after | stats 1 2)"
     row "ring, 1 000 processes: 2 runners (work stealing) / 1, time per hop" "-" "$(ring_ratio before ring2r | stats 1 2)" "$(ring_ratio after ring2r | stats 1 2)"
     row "ring of 2 processes, one on each runner (--policy=static): ns per hop" "-" "$(field "$out/handoff.before" ns_per_hop | stats 1 0)" "$(field "$out/handoff.after" ns_per_hop | stats 1 0)"
-    row "two threads passing one cache line between CPU 0 and CPU 1 (bench/pingpong): ns a round trip" "-" "-" "$(field "$out/pingpong" ns_per_round_trip | stats 1 0)"
+    row "two threads passing one cache line between CPU 0 and CPU 1 (bench/pingpong): ns a round trip, at each round's end" "-" "-" "$(field "$out/pingpong" ns_per_round_trip | stats 1 0)"
+    row "the same, at each round's start" "-" "-" "$(field "$out/pingpong.start" ns_per_round_trip | stats 1 0)"
     row "pipeline, 50 stages, no work, 1 runner: ns per message-stage" "<= 5" "$(field "$out/pipe.before" wall_1 | stats 20 2)" "$(field "$out/pipe.after" wall_1 | stats 20 2)"
     row "bare coroutines joined by bare rings (bench/coro_pipeline), the same pipeline: ns per message-stage" "-" "-" "$(field "$out/coro.pipe" ns_per_stage | stats 1 2)"
     row "pipeline, 1 runner / bare coroutines" "-" "-" "$(per pipe.after wall_1 coro.pipe wall | stats 1 2)"
     row "pipeline, no work: 2 runners / 1 (work stealing)" ">= 1.5" "$(field "$out/pipe.before" speedup | stats 1 2)" "$(field "$out/pipe.after" speedup | stats 1 2)"
+    by_state "pipeline, no work: 2 runners / 1 (work stealing)" pipe speedup
     row "pipeline, no work: 2 runners / 1 (work stealing, never learning: --learn=0)" "-" "-" "$(field "$out/pipe.nolearn" speedup | stats 1 2)"
     row "pipeline, no work: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/pipe.last" speedup | stats 1 2)"
     row "pipeline, no work: 2 runners / 1 (kpn_place)" ">= 1.5" "-" "$(field "$out/pipe.auto" speedup | stats 1 2)"
@@ -117,12 +149,14 @@ report() {
     for net in A B; do
         f=rnd$(printf %s "$net" | tr AB ab)
         row "RND-$net, d = 50 000: 2 runners / 1 (work stealing)" ">= 1.3" "$(field "$out/$f.before" speedup | stats 1 2)" "$(field "$out/$f.after" speedup | stats 1 2)"
+        by_state "RND-$net, d = 50 000: 2 runners / 1 (work stealing)" "$f" speedup
         row "RND-$net, d = 50 000: 2 runners / 1 (work stealing, --learn=0)" "-" "-" "$(field "$out/$f.nolearn" speedup | stats 1 2)"
         row "RND-$net, d = 50 000: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/$f.last" speedup | stats 1 2)"
         row "RND-$net, d = 50 000: 2 runners / 1 (kpn_place)" ">= 1.3" "-" "$(field "$out/$f.auto" speedup | stats 1 2)"
         row "RND-$net: what an even split over the two CPUs can give" "-" "-" "$(even pin.$f | stats 1 2)"
     done
     row "AES, 1 024 workers, 2 runners: kpn / sequential" ">= 1.85 every time" "$(field "$out/aes2.before" ratio | stats 1 2)" "$(field "$out/aes2.after" ratio | stats 1 2)"
+    by_state "AES, 1 024 workers, 2 runners: kpn / sequential" aes2 ratio
     row "AES: what a split matched to the two CPUs' speeds can give (1 + faster / slower)" "-" "-" "$(matched pin.aes | stats 1 2)"
     row "AES, 16 384 workers, 1 runner: kpn / sequential" ">= 0.95" "$(field "$out/aes16k.before" ratio | stats 1 2)" "$(field "$out/aes16k.after" ratio | stats 1 2)"
     row "AES, 16 384 workers, 1 runner, stacks not filled (--stack_fill=0): kpn / sequential" ">= 0.95" "-" "$(field "$out/aes16k.nofill" ratio | stats 1 2)"
@@ -190,6 +224,7 @@ fi
 i=0
 while [ "$i" -lt "$rounds" ]; do
     i=$((i + 1))
+    "$new/pingpong" --runs=3 2>/dev/null | tail -1 >>"$out/pingpong.start"
     round "$old" before ""
     round "$new" after --huge_pages=0
     "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/coro1k"
