@@ -721,13 +721,19 @@ uint64_t kpni_learn_want(uint64_t ns, unsigned grain_ns, uint64_t sent, uint64_t
  * placement"). */
 #define AGAIN_SHARE 16u
 
+/* A wait of 'ns' doubled 'times' times, at most 16: the waits below
+ * grow with each time the same choice wins again in a run. */
+static uint64_t doubled(uint64_t ns, unsigned times)
+{
+    return ns << (times < 16 ? times : 16);
+}
+
 /* A placement dropped: the wait before the trial starts again,
  * AGAIN_SHARE windows, twice as long for each drop before in the run. */
 static uint64_t drop_wait(const kpn_net *net)
 {
-    unsigned doublings = net->drops > 1 ? net->drops - 1 : 0;
-
-    return (uint64_t)AGAIN_SHARE * net->cfg.learn_trial_ns << (doublings < 16 ? doublings : 16);
+    return doubled((uint64_t)AGAIN_SHARE * net->cfg.learn_trial_ns,
+                   net->drops > 1 ? net->drops - 1 : 0);
 }
 
 /* Whether learn_due may find learning due, from what learn_due looks
@@ -849,9 +855,7 @@ static uint64_t again_after(const kpn_net *net, uint64_t msgs1, uint64_t ns1, ui
 /* How long one part, once kept, runs before two are tried again. */
 static uint64_t again_wait(const kpn_net *net)
 {
-    unsigned doublings = net->agains < 16 ? net->agains : 16;
-
-    return net->again_ns << doublings;
+    return doubled(net->again_ns, net->agains);
 }
 
 /* How long since the last step the next one waits: a window, or where
