@@ -77,8 +77,10 @@ typedef char kpni_chan_rd_check[(offsetof(kpn_chan, received) ==
  * the prefetch is its own. */
 #if KPNI_CHAN_LINES && KPN_THREADS
 #define STAGGER_LINES 4u
+#define STAGGER_STEP KPNI_LINE
 #else
 #define STAGGER_LINES 1u
+#define STAGGER_STEP 0u
 #endif
 
 static size_t stagger_of(const kpn_net *net)
@@ -87,7 +89,7 @@ static size_t stagger_of(const kpn_net *net)
         return 0;
     /* Fibonacci hashing: the top bits of consecutive numbers' products
      * jump about, so no two steps in a row need be the same */
-    return (size_t)(((uint32_t)net->nchans * 2654435761u) >> 30) % STAGGER_LINES * KPNI_LINE;
+    return (size_t)(((uint32_t)net->nchans * 2654435761u) >> 30) % STAGGER_LINES * STAGGER_STEP;
 }
 
 /* The bytes a channel carves with 'stagger' bytes before it; 0 if that
@@ -109,7 +111,7 @@ static size_t chan_bytes(size_t msg_size, size_t capacity, size_t stagger)
 /* For any net: the largest stagger included. */
 size_t kpn_size_chan(size_t msg_size, size_t capacity)
 {
-    return chan_bytes(msg_size, capacity, (STAGGER_LINES - 1) * KPNI_LINE);
+    return chan_bytes(msg_size, capacity, (STAGGER_LINES - 1) * STAGGER_STEP);
 }
 
 /* Carve and link a channel; the caller has checked its arguments.
