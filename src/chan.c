@@ -71,8 +71,8 @@ typedef char kpni_chan_rd_check[(offsetof(kpn_chan, received) ==
  * after the chain's end, which the next chain's runner is writing, and
  * each such line then has to be won back.  Two 25-stage pipelines
  * connected one after the other, homed on a runner each, ran 1.5 times
- * as fast as one runner; with the stagger 1.8 to 1.9, as fast as the
- * same two as separate nets on two threads (docs/benchmarks.md, "Where
+ * as fast as one runner, where the same two as separate nets on two
+ * threads ran 2 times; with the stagger 1.9 (docs/benchmarks.md, "Where
  * runners meet in memory").  One runner keeps the even stride: there
  * the prefetch is its own. */
 #if KPNI_CHAN_LINES && KPN_THREADS
