@@ -65,16 +65,16 @@ typedef char kpni_chan_rd_check[(offsetof(kpn_chan, received) ==
 
 /* Where several runners share a net, a channel starts 0 to 3 lines past
  * where the one before it ended, by a hash of its number.  Channels
- * connected in a loop lie a constant stride apart, and a runner passing
- * along a chain of them (a pipeline's stages, in order) trains the CPU's
- * stride prefetcher on that stride: it goes on to fetch the channels
- * after the chain's end, which the next chain's runner is writing, and
- * each such line then has to be won back.  Two 25-stage pipelines
- * connected one after the other, homed on a runner each, ran 1.5 times
- * as fast as one runner, where the same two as separate nets on two
- * threads ran 2 times; with the stagger 1.9 (docs/benchmarks.md, "Where
- * runners meet in memory").  One runner keeps the even stride: there
- * the prefetch is its own. */
+ * connected by a program's loop lie a constant stride apart, and a
+ * runner passing along a chain of them (a pipeline's stages, in order)
+ * trains the CPU's stride prefetcher on that stride: it goes on to fetch
+ * the channels after the chain's end, which the next chain's runner is
+ * writing, and each such line then has to be won back.  Two 25-stage
+ * pipelines connected one after the other, homed on a runner each, ran
+ * 1.5 times as fast as one runner, where the same two as separate nets
+ * on two threads ran 2 times; with the stagger 1.9 (docs/benchmarks.md,
+ * "Where runners meet in memory").  One runner keeps the even stride:
+ * there the prefetch is its own. */
 #if KPNI_CHAN_LINES && KPN_THREADS
 #define STAGGER_LINES 4u
 #define STAGGER_STEP KPNI_LINE
