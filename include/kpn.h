@@ -306,10 +306,8 @@ size_t kpn_size_net(const kpn_config *cfg);
  * stack and a name of 'name_len' characters, alignment included; 0 if
  * that does not fit in a size_t.  With cfg.guard_pages add two pages. */
 size_t kpn_size_proc(size_t stack_size, size_t name_len);
-/* Upper bound on the bytes kpn_connect carves for one channel in any
- * net (with several runners a channel may start up to three cache lines
- * further on: docs/architecture.md); 0 for a 'msg_size' of 0, or if that
- * does not fit in a size_t. */
+/* Upper bound on the bytes kpn_connect carves for one channel; 0 for a
+ * 'msg_size' of 0, or if that does not fit in a size_t. */
 size_t kpn_size_chan(size_t msg_size, size_t capacity);
 
 /* ------------------------------------------------------------------ */

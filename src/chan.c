@@ -63,55 +63,17 @@ typedef char kpni_chan_rd_check[(offsetof(kpn_chan, received) ==
                                  offsetof(kpn_chan, rpos) + KPNI_RD_RECEIVED * sizeof(size_t)) ? 1 : -1];
 #endif
 
-/* Where several runners share a net, a channel starts 0 to 3 lines past
- * where the one before it ended, by a hash of its number.  Channels
- * connected by a program's loop lie a constant stride apart, and a
- * runner passing along a chain of them (a pipeline's stages, in order)
- * trains the CPU's stride prefetcher on that stride: it goes on to fetch
- * the channels after the chain's end, which the next chain's runner is
- * writing, and each such line then has to be won back.  Two 25-stage
- * pipelines connected one after the other, homed on a runner each, ran
- * 1.5 times as fast as one runner, where the same two as separate nets
- * on two threads ran 2 times; with the stagger 1.9 (docs/benchmarks.md,
- * "Where runners meet in memory").  One runner keeps the even stride:
- * there the prefetch is its own. */
-#if KPNI_CHAN_LINES && KPN_THREADS
-#define STAGGER_LINES 4u
-#define STAGGER_STEP KPNI_LINE
-#else
-#define STAGGER_LINES 1u
-#define STAGGER_STEP 0u
-#endif
-
-static size_t stagger_of(const kpn_net *net)
-{
-    if (STAGGER_LINES == 1 || net->cfg.runners < 2)
-        return 0;
-    /* Fibonacci hashing: the top bits of consecutive numbers' products
-     * jump about, so no two steps in a row need be the same */
-    return (size_t)(((uint32_t)net->nchans * 2654435761u) >> 30) % STAGGER_LINES * STAGGER_STEP;
-}
-
-/* The bytes a channel carves with 'stagger' bytes before it; 0 if that
- * does not fit in a size_t. */
-static size_t chan_bytes(size_t msg_size, size_t capacity, size_t stagger)
+size_t kpn_size_chan(size_t msg_size, size_t capacity)
 {
     size_t ring = ring_size(msg_size, capacity);
 
-    if (ring == 0 ||
-        ring > (size_t)-1 - 2 * KPNI_ALIGN - LINE_SLACK - sizeof(kpn_chan) - stagger)
+    if (ring == 0 || ring > (size_t)-1 - 2 * KPNI_ALIGN - LINE_SLACK - sizeof(kpn_chan))
         return 0;
     /* A ring small enough to live in the header (KPNI_RING_INLINE) is
      * carved all the same: carving less shifts every object after it,
      * and in a 10 000-process ring, which spawns and connects in turn,
      * that alone made a hop of bench/ring --procs=10000 60% slower. */
-    return stagger + LINE_SLACK + kpni_align_up(sizeof(kpn_chan)) + kpni_align_up(ring);
-}
-
-/* For any net: the largest stagger included. */
-size_t kpn_size_chan(size_t msg_size, size_t capacity)
-{
-    return chan_bytes(msg_size, capacity, (STAGGER_LINES - 1) * STAGGER_STEP);
+    return LINE_SLACK + kpni_align_up(sizeof(kpn_chan)) + kpni_align_up(ring);
 }
 
 /* Carve and link a channel; the caller has checked its arguments.
@@ -119,14 +81,13 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity)
 kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
                           kpn_proc *reader, size_t msg_size, size_t capacity)
 {
-    size_t total, stagger;
+    size_t total;
     unsigned char *block;
     kpn_chan *c;
 
     if (capacity == 0)
         capacity = net->cfg.default_capacity;
-    stagger = stagger_of(net);
-    total = chan_bytes(msg_size, capacity, stagger);
+    total = kpn_size_chan(msg_size, capacity);
     if (total == 0)
         return KPN_EINVAL;
     block = kpni_arena_carve(&net->arena, total);
@@ -134,7 +95,6 @@ kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
         return KPN_ENOMEM;
 
     kpni_memset(block, 0, total); /* the ring too: no stale record survives in it */
-    block += stagger;
     c = (kpn_chan *)(void *)(block + ((0u - (uintptr_t)block) & (LINE_SLACK | (KPNI_ALIGN - 1))));
     c->magic = KPNI_CHAN_MAGIC;
 #if !KPN_COMPACT

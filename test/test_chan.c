@@ -172,49 +172,6 @@ void test_size_chan_is_enough_for_one_channel(void)
     TEST_ASSERT_EQUAL_size_t(0, kpn_size_chan((size_t)-1 / 2, 4));
 }
 
-/* Where several runners share a net, channels connected one after
- * another do not lie a constant stride apart (chan.c, "stagger"), and
- * kpn_size_chan still covers each; one runner keeps the even stride. */
-static int strides_of(kpn_chan *const *c, size_t n)
-{
-    size_t i;
-    int kinds = 1;
-
-    for (i = 2; i < n; ++i)
-        if ((char *)c[i] - (char *)c[i - 1] != (char *)c[1] - (char *)c[0])
-            kinds = 2;
-    return kinds;
-}
-
-void test_channels_of_several_runners_are_staggered_and_sized(void)
-{
-    enum { N = 16 };
-    kpn_config cfg;
-    kpn_proc *a = NULL;
-    kpn_chan *c[N];
-    size_t need, i;
-
-    kpn_config_default(&cfg);
-    cfg.runners = 2;
-    need = kpn_size_net(&cfg);
-    if (need == 0)
-        TEST_IGNORE_MESSAGE("this build keeps one runner");
-    need += kpn_size_proc(STACK, 1) + N * kpn_size_chan(24, 10);
-    TEST_ASSERT_LESS_OR_EQUAL(sizeof arena, need);
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, need, &cfg));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &a, "a", idle, NULL, STACK));
-    for (i = 0; i < N; ++i)
-        c[i] = connect(a, a, 24, 10);
-    TEST_ASSERT_EQUAL_INT(2, strides_of(c, N));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_release(net));
-
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
-    a = spawn(idle, NULL);
-    for (i = 0; i < N; ++i)
-        c[i] = connect(a, a, 24, 10);
-    TEST_ASSERT_EQUAL_INT(1, strides_of(c, N));
-}
-
 /* ------------------------------------------------------------ FIFO */
 
 void test_messages_arrive_in_order_through_a_small_ring(void)
@@ -528,7 +485,7 @@ static void close_the_first(void *arg)
 
 void test_exit_closes_what_is_open_past_the_count_of_open_channels(void)
 {
-    static unsigned char big[MANY_OUTS * 512 + (1 << 20)];
+    static unsigned char big[MANY_OUTS * 320 + (1 << 20)];
     struct consumer c;
     kpn_proc *w, *r;
     kpn_chan *ch = NULL;
