@@ -2,11 +2,6 @@
 /* The arena: the one block of memory the user lends, carved front to back. */
 #include "kpn_int.h"
 
-size_t kpni_align_up(size_t n)
-{
-    return (n + (KPNI_ALIGN - 1)) & ~(size_t)(KPNI_ALIGN - 1);
-}
-
 void kpni_arena_init(kpni_arena *a, void *mem, size_t size)
 {
     uintptr_t p = (uintptr_t)mem;

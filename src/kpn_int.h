@@ -330,7 +330,11 @@ typedef struct kpni_arena {
 
 void kpni_arena_init(kpni_arena *a, void *mem, size_t size);
 void *kpni_arena_carve(kpni_arena *a, size_t size);
-size_t kpni_align_up(size_t n);
+
+static inline size_t kpni_align_up(size_t n)
+{
+    return (n + (KPNI_ALIGN - 1)) & ~(size_t)(KPNI_ALIGN - 1);
+}
 
 /* ------------------------------------------------------------------ */
 /* The reserve pool: memory channels grow into.  Free blocks sit on a list
@@ -1380,9 +1384,25 @@ kpn_status kpni_resolve_quiet(kpn_net *net);
 kpn_status kpni_resolve_pending(kpn_net *net);
 void kpni_resolve_record(kpn_net *net);
 
-/* net.c */
-int kpni_net_valid(const kpn_net *net);
-int kpni_in_arena(const kpn_net *net, const void *p, size_t size);
+/* net.c.  The first two are in line: spawning, connecting, each exit
+ * and the check at the end of a run make them for every process and
+ * channel, and a call cost more than the compares it makes. */
+static KPNI_TAG_READ inline int kpni_net_valid(const kpn_net *net)
+{
+    return net != NULL && net->magic == KPNI_NET_MAGIC;
+}
+
+/* Whether [p, p + size) lies in the part of the arena carved so far
+ * (where every live process and channel is): a pointer read from
+ * damaged memory is checked with this before it is followed. */
+static KPNI_TAG_READ inline int kpni_in_arena(const kpn_net *net, const void *p, size_t size)
+{
+    uintptr_t a = (uintptr_t)p;
+
+    return a % sizeof(void *) == 0 && a >= (uintptr_t)net->arena.base &&
+           a < (uintptr_t)net->arena.next && size <= (uintptr_t)net->arena.next - a;
+}
+
 int kpni_net_sane(const kpn_net *net);
 
 /* stats.c: the totals kpn_net_stats and kpn_report share, without a

@@ -26,22 +26,6 @@ void kpn_config_default(kpn_config *cfg)
 #endif
 }
 
-KPNI_TAG_READ int kpni_net_valid(const kpn_net *net)
-{
-    return net != NULL && net->magic == KPNI_NET_MAGIC;
-}
-
-/* Whether [p, p + size) lies in the part of the arena carved so far
- * (where every live process and channel is): a pointer read from
- * damaged memory is checked with this before it is followed. */
-KPNI_TAG_READ int kpni_in_arena(const kpn_net *net, const void *p, size_t size)
-{
-    uintptr_t a = (uintptr_t)p;
-
-    return a % sizeof(void *) == 0 && a >= (uintptr_t)net->arena.base &&
-           a < (uintptr_t)net->arena.next && size <= (uintptr_t)net->arena.next - a;
-}
-
 /* The net's own fields that a report follows, after a stack overflow
  * that may have reached them (the first process's stack lies just above
  * the runners). */

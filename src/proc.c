@@ -364,8 +364,8 @@ int kpni_proc_guard_intact(const kpn_proc *p)
     size_t i;
 
     KPNI_VG_ADDRESSABLE(g, KPN_STACK_GUARD);
-    for (i = 0; i < KPN_STACK_GUARD / sizeof *g; ++i)
-        diff |= g[i] ^ KPNI_GUARD_WORD;
+    for (i = 0; i < KPN_STACK_GUARD / sizeof *g; i += 2)
+        diff |= (g[i] ^ KPNI_GUARD_WORD) | (g[i + 1] ^ KPNI_GUARD_WORD);
     return diff == 0;
 }
 
