@@ -357,8 +357,9 @@ kpn_status kpn_proc_pin(kpn_proc *p, unsigned runner)
 /* The whole band, for reports and the end of a run. */
 int kpni_proc_guard_intact(const kpn_proc *p)
 {
-    /* a word at a time (the band is KPNI_ALIGN-aligned, a multiple of 16
-     * bytes long): the end of a run checks every process's */
+    /* words, two a turn (the band is KPNI_ALIGN-aligned, a multiple of
+     * 16 bytes long): every exit checks its process's, and the end of a
+     * run every other process's, so the loop's own instructions count */
     const uintptr_t *g = (const uintptr_t *)(const void *)(p->stack_lo - KPN_STACK_GUARD);
     uintptr_t diff = 0;
     size_t i;
