@@ -33,6 +33,13 @@ int kpni_chan_sane(const kpn_net *net, const kpn_chan *c)
            (c->next == NULL || kpni_in_arena(net, c->next, sizeof *c));
 }
 
+#if !KPN_COMPACT
+/* kpni_chan_ok reads the net's chan_head and the carve's end: both within
+ * the net's first KPNI_LINE bytes, which every hop reads anyway */
+typedef char kpni_net_head_check[(offsetof(kpn_net, arena) + offsetof(kpni_arena, next) +
+                                  sizeof(unsigned char *) <= KPNI_LINE) ? 1 : -1];
+#endif
+
 /* Ring bytes for 'cap' messages, or 0 if that overflows a size_t. */
 static size_t ring_size(size_t msg_size, size_t cap)
 {

@@ -295,12 +295,17 @@ void kpni_fuzz_yield(void);
  * a handle is live only when its serial is its net's and it lies in the
  * part of the arena carved so far, where every byte has been written
  * since (stacks filled, rings and runner stacks zeroed), so an old
- * record there is gone unless a new one of its kind sits exactly on it.  Where no net is found, the serial is
- * a hash of the bytes there (see kpn_net_init).  A new object carved exactly where an
+ * record there is gone unless a new one of its kind sits exactly on it.
+ * Where no net is found, the serial is a hash of the bytes there (see
+ * kpn_net_init), which takes a serial the place has had before when the
+ * bytes are as they were then: the old records beyond the new carve
+ * then hold the live serial, and only the carve refuses them
+ * (kpni_chan_ok checks it too).  A new object carved exactly where an
  * old one was is the new object; anywhere else in the carved part the
  * old tag is overwritten by stack fill, a ring or another field.  With
  * cfg.stack_fill 0 the stacks are not written, and an old record in one
- * is refused by its serial alone, which is an earlier net's.
+ * is refused by its serial alone, which is an earlier net's unless the
+ * hash took it again (docs/errors.md).
  *
  * A stale record may also be overwritten in part (by a reserve block's
  * header, say) so that its tag survives and its 'net' does not: 'seal'
@@ -517,6 +522,10 @@ struct kpn_net {
      * (zero once released), so a send checks both with one compare. */
     uint32_t chan_head[2];
 #endif
+    /* Beside chan_head: a send's check compares its channel with the
+     * end of what is carved (kpni_chan_ok).  Written only as the net is
+     * built, and as a ring is carved for a channel that grows. */
+    kpni_arena arena;
     /* Why the run must stop now (KPN_OK: it need not).  Set inside a
      * process; every process that parks then returns to the host. */
     kpn_status halt;
@@ -525,7 +534,6 @@ struct kpn_net {
     uint32_t input_signal;
     kpni_net_state state;
     kpn_config cfg;
-    kpni_arena arena;
     size_t page;                   /* guard page size (cfg.guard_pages), else 0 */
     kpni_runner *runners;          /* cfg.runners of them */
     unsigned nrunners;
@@ -1314,22 +1322,30 @@ static inline int kpni_proc_guard_ok(const kpn_proc *p)
 }
 
 /* The check every send and receive makes: a channel of a live net, not
- * a stale handle.  The tag, the seal and the net's serial: the channel's
- * first line and the net's first line, which every hop reads anyway
- * (kpni_chan_valid adds the arena bounds, for the calls off the hot
- * path).  The seal is checked before 'net' is followed. */
+ * a stale handle.  The tag, the seal, the net's serial and the end of
+ * what the net has carved: the channel's first line and the net's first
+ * line, which every hop reads anyway (kpni_chan_valid checks the whole
+ * record against the arena, for the calls off the hot path).  The seal
+ * is checked before 'net' is followed.  The serial alone would let
+ * through an old record beyond the carve that holds the live serial
+ * ("Stale handles", above; test_trust:
+ * test_a_stale_channel_whose_serial_a_net_took_again_is_refused). */
 static KPNI_TAG_READ inline int kpni_chan_ok(const kpn_chan *c)
 {
 #if KPN_COMPACT
     return c != NULL && c->magic == KPNI_CHAN_MAGIC;
 #else
     uint64_t head, live;
+    const kpn_net *net;
 
     if (c == NULL || c->seal != kpni_seal(c, c->net))
         return 0;
+    net = c->net;
+    if ((const unsigned char *)c >= net->arena.next)
+        return 0;
     /* tag and serial at once: a released net's chan_head is zero */
     kpni_memcpy(&head, c, sizeof head);
-    kpni_memcpy(&live, c->net->chan_head, sizeof live);
+    kpni_memcpy(&live, net->chan_head, sizeof live);
     return head == live;
 #endif
 }

@@ -6,6 +6,7 @@
 #include "kpn.h"
 #include "support/helpers.h"
 #include "support/child.h"
+#include "kpn_int.h" /* a net's serial and carve, for the stale channel test */
 
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
@@ -257,6 +258,80 @@ void test_handles_of_a_discarded_net_are_refused(void)
     stale(1);
     stale(2);
     stale(4);
+}
+
+/* A net made where a net of another offset has overwritten the last
+ * one's fields takes its serial from the bytes it finds there.  Made
+ * and released twice over the same way, the net at the other offset
+ * leaves those bytes as they were the first time, so the second net in
+ * the place takes the first one's serial, and the first one's records
+ * beyond what the second carves still hold it.  A send or a receive,
+ * from the host or from a process, refuses such a channel all the same:
+ * it lies outside the part of the arena the live net has carved
+ * (tools/fuzz/crashes/api-stale-channel-serial-taken-again). */
+static kpn_chan *stale_ch;
+static int stale_send, stale_recv, stale_close;
+
+static void uses_the_stale_channel(void *arg)
+{
+    int v = 0;
+
+    (void)arg;
+    stale_send = kpn_send(stale_ch, &v);
+    stale_recv = kpn_recv(stale_ch, &v);
+    stale_close = kpn_close(stale_ch);
+}
+
+static kpn_net *made_off(unsigned char *at, kpn_proc **p, kpn_proc **q)
+{
+    kpn_net *net;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, at, SPACE - 64, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, p, "p", uses_the_stale_channel, NULL, 16384));
+    if (q != NULL)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, q, "q", idle, NULL, 16384));
+    return net;
+}
+
+void test_a_stale_channel_whose_serial_a_net_took_again_is_refused(void)
+{
+    unsigned char *off = arena + 48; /* its net's fields start at arena + 48 */
+    kpn_net *x, *y1, *y2;
+    kpn_proc *p, *q, *p2;
+    kpn_chan *live;
+    uint32_t serial;
+    int v = 0;
+    unsigned k;
+
+    for (k = 0; k < 2; ++k) { /* the first net in 'off' goes on as stale */
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&x, arena, kpn_size_net(NULL), NULL));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_release(x));
+        if (k == 0) {
+            y1 = made_off(off, &p, &q);
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(y1, &stale_ch, q, p, sizeof v, 1));
+            serial = y1->serial;
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_release(y1));
+        }
+    }
+    y2 = made_off(off, &p2, NULL);
+    TEST_ASSERT_EQUAL_PTR(y1, y2);
+    TEST_ASSERT_EQUAL_PTR(p, p2); /* the new process on the old one: it is the new one */
+    /* the case this test is for: the same bytes, so the same serial */
+    TEST_ASSERT_EQUAL_UINT32(serial, y2->serial);
+    TEST_ASSERT_TRUE((unsigned char *)stale_ch >= y2->arena.next);
+
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_send(stale_ch, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_recv(stale_ch, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_send_sized(stale_ch, &v, sizeof v));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_recv_sized(stale_ch, &v, sizeof v));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_close(stale_ch));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_chan_capacity(stale_ch));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(y2, &live, p2, p2, sizeof v, 1));
+    stale_send = stale_recv = stale_close = -1;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(y2));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, stale_send);
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, stale_recv);
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, stale_close);
 }
 
 /* ------------------------------------------------ defects 4, 7, 9: deadlocks */
