@@ -25,11 +25,15 @@
  * pattern that must stay intact.
  */
 
+#define _XOPEN_SOURCE 700 /* sigaltstack, setitimer */
+
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include "kpn.h"
 
@@ -696,9 +700,68 @@ static void op_release(unsigned a)
     retire_net();
 }
 
+/*
+ * Signals.  libFuzzer's handlers (SIGALRM every 16 s for -timeout, and
+ * those that stop a run) run on whatever stack the signal finds, and
+ * this thread runs processes on stacks as small as 4 KiB, which a signal
+ * frame with AVX-512's state (3.3 KiB) and the handler overrun: below
+ * the first process's stack lie the net's own records and then the bytes
+ * before the arena, and check_edges or kpn_run's scan found them
+ * changed.  kpn.h (KPN_STACK_MIN) asks a program that spawns such stacks
+ * and takes signals for sigaltstack, and so does this one: the handlers
+ * move onto an alternate stack (ASan's, where it made one).  The
+ * runners' own threads block asynchronous signals.
+ * KPN_FUZZ_ALARM_US=N also sends SIGALRM every N microseconds (1 to
+ * 999 999), for the replay in .ci/run that checks this.
+ */
+static void signals_off_process_stacks(void)
+{
+    static unsigned char alt[64 * 1024];
+    static const int sigs[] = {SIGALRM, SIGINT, SIGTERM, SIGUSR1, SIGUSR2};
+    static int done;
+    const char *us = getenv("KPN_FUZZ_ALARM_US");
+    struct sigaction sa;
+    stack_t ss;
+    size_t i;
+
+    if (done)
+        return;
+    done = 1;
+    if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_DISABLE)) {
+        ss.ss_sp = alt;
+        ss.ss_size = sizeof alt;
+        ss.ss_flags = 0;
+        if (sigaltstack(&ss, NULL) != 0) {
+            perror("fuzz_api: sigaltstack");
+            abort();
+        }
+    }
+    for (i = 0; i < sizeof sigs / sizeof sigs[0]; ++i)
+        if (sigaction(sigs[i], NULL, &sa) == 0 && sa.sa_handler != SIG_DFL &&
+            sa.sa_handler != SIG_IGN && !(sa.sa_flags & SA_ONSTACK)) {
+            sa.sa_flags |= SA_ONSTACK;
+            (void)sigaction(sigs[i], &sa, NULL);
+        }
+    if (us != NULL && atol(us) > 0 && atol(us) < 1000000) {
+        struct itimerval t;
+
+        t.it_interval.tv_sec = 0;
+        t.it_interval.tv_usec = (suseconds_t)atol(us);
+        t.it_value = t.it_interval;
+        if (sigaction(SIGALRM, NULL, &sa) != 0 || sa.sa_handler == SIG_DFL ||
+            setitimer(ITIMER_REAL, &t, NULL) != 0) {
+            fprintf(stderr, "fuzz_api: KPN_FUZZ_ALARM_US needs libFuzzer's SIGALRM handler "
+                            "(-timeout) and setitimer\n");
+            abort();
+        }
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     unsigned steps = 0;
+
+    signals_off_process_stacks();
 
     in = data;
     in_len = size;
