@@ -704,7 +704,7 @@ static void op_release(unsigned a)
  * Signals.  libFuzzer's handlers (SIGALRM every 16 s for -timeout, and
  * those that stop a run) run on whatever stack the signal finds, and
  * this thread runs processes on stacks as small as 4 KiB, which a signal
- * frame with AVX-512's state (3.3 KiB) and the handler overrun: below
+ * frame with AVX-512's state (over 3 KiB) and the handler overrun: below
  * the first process's stack lie the net's own records and then the bytes
  * before the arena, and check_edges or kpn_run's scan found them
  * changed.  kpn.h (KPN_STACK_MIN) asks a program that spawns such stacks
