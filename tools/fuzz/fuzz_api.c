@@ -720,6 +720,7 @@ static void signals_off_process_stacks(void)
     static const int sigs[] = {SIGALRM, SIGINT, SIGTERM, SIGUSR1, SIGUSR2};
     static int done;
     const char *us = getenv("KPN_FUZZ_ALARM_US");
+    long every = us != NULL ? atol(us) : 0;
     struct sigaction sa;
     stack_t ss;
     size_t i;
@@ -742,11 +743,11 @@ static void signals_off_process_stacks(void)
             sa.sa_flags |= SA_ONSTACK;
             (void)sigaction(sigs[i], &sa, NULL);
         }
-    if (us != NULL && atol(us) > 0 && atol(us) < 1000000) {
+    if (every > 0 && every < 1000000) {
         struct itimerval t;
 
         t.it_interval.tv_sec = 0;
-        t.it_interval.tv_usec = (suseconds_t)atol(us);
+        t.it_interval.tv_usec = (suseconds_t)every;
         t.it_value = t.it_interval;
         if (sigaction(SIGALRM, NULL, &sa) != 0 || sa.sa_handler == SIG_DFL ||
             setitimer(ITIMER_REAL, &t, NULL) != 0) {
