@@ -68,7 +68,7 @@ VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-s
                 --fair-sched=yes
 
 .PHONY: all lib test test-port test-bins sanitize tsan test-yield valgrind coverage fuzz fuzz-api fuzz-yield \
-        check-ceedling-links check-embedded test-qemu firmware examples bench-bins demo bench scaling clean help
+        check-ceedling-links check-cli check-embedded test-qemu firmware examples bench-bins demo bench scaling clean help
 .DELETE_ON_ERROR:
 # keep generated runners: gcovr reads them, and they need no rebuilding
 .SECONDARY:
@@ -99,6 +99,7 @@ help:
 	@echo "make amalgamation             build/amalgamation/kpn.c and kpn.h: the one-file distribution"
 	@echo "make install PREFIX=...       header, libkpn.a, kpn.pc and the CMake package"
 	@echo "make check-packaging          consumers through pkg-config, CMake, the amalgamation, README's steps"
+	@echo "make check-cli                every example and bench driver: --help, bad options, a short run"
 	@echo "make clean"
 
 lib: $(LIB)
@@ -297,6 +298,13 @@ amalgamation:
 PREFIX ?= /usr/local
 install: lib
 	@sh tools/install.sh $(LIB) $(PREFIX) $(DESTDIR)
+
+# Every example and benchmark driver: --help, an unknown option, a bad
+# value and a short run, as README's "What else is here" says.
+check-cli:
+	@sh tools/deps.sh test
+	@$(MAKE) --no-print-directory examples bench-bins PORT=$(PORT) >/dev/null
+	@sh tools/check_cli.sh build/$(PORT)
 
 # Consumers built every way a user would: pkg-config, CMake, the amalgamation.
 check-packaging:

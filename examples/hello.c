@@ -29,10 +29,12 @@ int main(int argc, char **argv)
     kpn_net *net;
     kpn_proc *p, *c;
     kpn_status s;
+    char rest;
 
-    if (argc > 1 && sscanf(argv[1], "--n=%d", &l.n) != 1) {
-        printf("usage: hello [--n=COUNT]\n");
-        return strcmp(argv[1], "--help") != 0;
+    if (argc > 2 || (argc == 2 && (sscanf(argv[1], "--n=%4d%c", &l.n, &rest) != 1 || l.n < 0))) {
+        int help = argc == 2 && strcmp(argv[1], "--help") == 0;
+        fprintf(help ? stdout : stderr, "usage: hello [--n=COUNT]  (0..9999, default 100)\n");
+        return !help;
     }
 
     if ((s = kpn_net_init(&net, arena, sizeof arena, NULL)) != KPN_OK ||  /* NULL: defaults */
