@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* An H.264 encoder as a Kahn process network: Y4M in, a baseline Annex-B stream out. */
 #define _POSIX_C_SOURCE 199309L
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "bench.h"
 #include "h264_net.h"
@@ -24,6 +27,17 @@ typedef struct video {
     uint8_t *data;
 } video;
 
+/* A Y4M header's W or H: digits alone, within the encoder's limit (in
+ * pixels), else -1 (atoi would read "12x" as 12, and past INT_MAX is
+ * undefined). */
+static int y4m_size(const char *s, int max)
+{
+    char *end;
+    long n = strtol(s, &end, 10);
+
+    return end == s || *end != '\0' || n < 0 || n > max ? -1 : (int)n;
+}
+
 /* Reads up to 'max_frames' frames of a 4:2:0 Y4M file; exits on error. */
 static void read_y4m(const char *path, int max_frames, video *v)
 {
@@ -31,7 +45,11 @@ static void read_y4m(const char *path, int max_frames, video *v)
     FILE *f = fopen(path, "rb");
     size_t cap = 0;
 
-    if (f == NULL || fgets(line, sizeof line, f) == NULL || strncmp(line, "YUV4MPEG2 ", 10) != 0) {
+    if (f == NULL) {
+        fprintf(stderr, "h264: cannot read %s: %s\n", path, strerror(errno));
+        exit(1);
+    }
+    if (fgets(line, sizeof line, f) == NULL || strncmp(line, "YUV4MPEG2 ", 10) != 0) {
         fprintf(stderr, "h264: %s is not a Y4M file\n", path);
         exit(1);
     }
@@ -39,9 +57,9 @@ static void read_y4m(const char *path, int max_frames, video *v)
     v->data = NULL;
     for (tok = strtok(line + 10, " \n"); tok != NULL; tok = strtok(NULL, " \n")) {
         if (tok[0] == 'W')
-            v->width = atoi(tok + 1);
+            v->width = y4m_size(tok + 1, 16 * H264_MAX_MB_W);
         else if (tok[0] == 'H')
-            v->height = atoi(tok + 1);
+            v->height = y4m_size(tok + 1, 16 * H264_MAX_MB_H);
         else if (tok[0] == 'C' && strncmp(tok, "C420", 4) != 0) {
             fprintf(stderr, "h264: %s: colour space %s; only 4:2:0 is supported\n", path, tok);
             exit(1);
@@ -51,7 +69,8 @@ static void read_y4m(const char *path, int max_frames, video *v)
         }
     }
     if (v->width <= 0 || v->height <= 0 || (v->width & 1) || (v->height & 1)) {
-        fprintf(stderr, "h264: %s: the size must be even, not %dx%d\n", path, v->width, v->height);
+        fprintf(stderr, "h264: %s: the width and height must be even, 2 to %dx%d\n", path,
+                16 * H264_MAX_MB_W, 16 * H264_MAX_MB_H);
         exit(1);
     }
     v->frame_size = (size_t)v->width * (size_t)v->height * 3 / 2;
