@@ -75,6 +75,28 @@ static int is_hamming(uint64_t v)
     return v == 1;
 }
 
+/* The reference: the same numbers the usual sequential way, each from
+ * an earlier one by the three indices of Dijkstra's program.  (Searching
+ * the integers one by one for them takes a few seconds up to the 1 000th,
+ * 51 200 000, and years up to the 10 000th, about 2.9e17.) */
+static uint64_t ref[MAX_N];
+
+static void reference(int n)
+{
+    int i2 = 0, i3 = 0, i5 = 0;
+
+    ref[0] = 1;
+    for (int i = 1; i < n; ++i) {
+        uint64_t a = ref[i2] * 2, b = ref[i3] * 3, c = ref[i5] * 5;
+        uint64_t v = a < b ? (a < c ? a : c) : (b < c ? b : c);
+
+        ref[i] = v;
+        i2 += a == v;
+        i3 += b == v;
+        i5 += c == v;
+    }
+}
+
 static unsigned char arena[1 << 20];
 static struct merge m;
 static struct times t[3] = { { NULL, NULL, 2 }, { NULL, NULL, 3 }, { NULL, NULL, 5 } };
@@ -88,7 +110,6 @@ int main(int argc, char **argv)
     kpn_net *net;
     kpn_stats st;
     kpn_status s;
-    uint64_t n;
     int i, ok = 1;
 
     args_check(argc, argv, "n reserve", "usage: hamming [--n=1000] [--reserve=-1]\n"
@@ -118,11 +139,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s", report);
         return 1;
     }
-    for (i = 0, n = 1; i < out.count; ++i, ++n) {      /* check: the i-th one, by search */
-        while (!is_hamming(n))
-            ++n;
-        ok &= out.value[i] == n;
-    }
+    reference(m.n);
+    for (i = 0; i < out.count; ++i)                    /* check: each one, and in order */
+        ok &= is_hamming(out.value[i]) && out.value[i] == ref[i];
     ok &= out.count == m.n;
     kpn_net_stats(net, &st);
     printf("n=%d last=%llu resolutions=%llu reserve_peak=%zu verified=%d\n", m.n,
