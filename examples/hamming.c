@@ -76,9 +76,9 @@ static int is_hamming(uint64_t v)
 }
 
 /* The reference: the same numbers the usual sequential way, each from
- * an earlier one by the three indices of Dijkstra's program.  (Searching
- * the integers one by one for them takes a few seconds up to the 1 000th,
- * 51 200 000, and years up to the 10 000th, about 2.9e17.) */
+ * an earlier one by the three indices of Dijkstra's program.  (A search
+ * of the integers one by one would reach the 10 000th, about 2.9e17,
+ * only after years.) */
 static uint64_t ref[MAX_N];
 
 static void reference(int n)
