@@ -42,6 +42,43 @@ static rnet_run run;
 static int automatic;
 static unsigned place_runners, home[RNET_MAX_NODES];
 
+/* The runner each node runs on under a placement the program knows (auto:
+ * kpn_place's; static: the layers in blocks, as rnet_build pins them);
+ * 0 where it knows none (work stealing). */
+static int placed(const kpn_config *cfg, unsigned *where)
+{
+    int v;
+
+    if (cfg->policy != KPN_POLICY_STATIC || cfg->runners < 2)
+        return 0;
+    for (v = 0; v < graph.nodes; ++v)
+        where[v] = automatic ? home[v]
+                             : (unsigned)((unsigned long)graph.layer[v] * cfg->runners /
+                                          (unsigned long)(graph.layers + 2));
+    return 1;
+}
+
+/* What the last R-runner run's placement gave: the channels it cut into
+ * '*cut' and each runner's share of the work burned, in thousandths,
+ * into share[0 .. runners-1]; 0 if the placement is not known. */
+static int placement_figures(const kpn_config *cfg, int *cut, uint64_t *share)
+{
+    static unsigned where[RNET_MAX_NODES];
+    uint64_t all = rnet_burned(&run), part[KPN_MAX_RUNNERS] = {0};
+    unsigned r;
+    int v, e;
+
+    if (!placed(cfg, where))
+        return 0;
+    for (*cut = 0, e = 0; e < graph.edges; ++e)
+        *cut += where[graph.from[e]] != where[graph.to[e]];
+    for (v = 0; v < graph.nodes; ++v)
+        part[where[v]] += run.burned[v];
+    for (r = 0; r < cfg->runners; ++r)
+        share[r] = all == 0 ? 0 : (part[r] * 1000 + all / 2) / all;
+    return 1;
+}
+
 /* Build the net afresh on 'cfg', run it, and return the wall time of
  * kpn_run alone (runner start-up included, building not). */
 static double run_once(const kpn_config *cfg, uint64_t total, uint64_t d, size_t capacity,
@@ -122,12 +159,14 @@ int main(int argc, char **argv)
     const char *preset_name;
     rnet_params params;
     rnet_error ge;
-    uint64_t total, d;
-    unsigned runners;
-    size_t capacity, need;
+    uint64_t total, d, share[KPN_MAX_RUNNERS];
+    unsigned runners, r;
+    size_t capacity, need, used;
     kpn_config cfg;
     kpn_stats st, st_r;
-    int run_i, runs, which, ok, all_ok = 1;
+    int run_i, runs, which, ok, all_ok = 1, cut = -1;
+    /* placement_work: a share of 0.000 to 1.000 per runner, or '-' */
+    char split[KPN_MAX_RUNNERS * 8 + 1] = "-";
 
     bench_parse(argc, argv,
              "The papers' random networks (Vrba's thesis, 5.2.1.4): a source, layers of processes\n"
@@ -233,6 +272,12 @@ int main(int argc, char **argv)
                     (unsigned long long)st.resolutions, ok ? "ok" : "WRONG");
         }
     }
+    /* the last run was on R runners (cfg says how) */
+    if (placement_figures(&cfg, &cut, share))
+        for (r = 0, used = 0; r < runners; ++r)
+            used += (size_t)snprintf(split + used, sizeof split - used, "%s%llu.%03llu",
+                                     r ? "," : "", (unsigned long long)(share[r] / 1000),
+                                     (unsigned long long)(share[r] % 1000));
     for (which = 0; which < 2; ++which) {
         med_wall[which] = bench_median(wall[which], runs);
         med_det[which] = bench_median(det[which], runs);
@@ -245,7 +290,7 @@ int main(int argc, char **argv)
                  "messages=%llu msgs_per_s=%.0f detections=%llu resolutions=%llu "
                  "detections_per_s_1=%.0f resolutions_per_s_1=%.0f resolutions_per_s=%.0f "
                  "reserve_peak=%zu steals=%llu placements=%llu placements_dropped=%llu placement_runners=%u sleeps=%llu switches=%llu "
-                 "runner_switches=%s "
+                 "runner_switches=%s placement_cut=%d placement_work=%s "
                  "wall_1=%.3f wall_R=%.3f speedup=%.3f detections_per_s=%.0f work_ok=%d",
                  preset_name, graph.nodes, graph.edges, graph.back_edges,
                  (unsigned long long)d, runners, graph.layers,
@@ -259,6 +304,7 @@ int main(int argc, char **argv)
                  (unsigned long long)st_r.placements_dropped, st_r.placement_runners,
                  (unsigned long long)st_r.sleeps,
                  (unsigned long long)st_r.switches, bench_list(st_r.runner_switches, runners),
+                 cut, split,
                  med_wall[0], med_wall[1], med_wall[0] / med_wall[1], med_det[1], all_ok);
     if (!all_ok) {
         bench_note("the work was not conserved");
