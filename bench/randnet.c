@@ -517,6 +517,11 @@ size_t rnet_arena_size(const rnet_graph *g, const kpn_config *cfg, size_t capaci
     return need + (size_t)g->edges * kpn_size_chan(sizeof(rnet_msg), capacity);
 }
 
+unsigned rnet_block_runner(const rnet_graph *g, int v, unsigned runners)
+{
+    return (unsigned)((unsigned long)g->layer[v] * runners / (unsigned long)(g->layers + 2));
+}
+
 kpn_status rnet_build(kpn_net *net, const rnet_graph *g, rnet_run *run, uint64_t total,
                       uint64_t rounds, size_t capacity, size_t stack, unsigned pin_runners)
 {
@@ -540,8 +545,7 @@ kpn_status rnet_build(kpn_net *net, const rnet_graph *g, rnet_run *run, uint64_t
         if (s != KPN_OK)
             return s;
         if (pin_runners > 0) {
-            s = kpn_proc_pin(run->proc[v], (unsigned)((unsigned long)g->layer[v] * pin_runners /
-                                                 (unsigned long)(g->layers + 2)));
+            s = kpn_proc_pin(run->proc[v], rnet_block_runner(g, v, pin_runners));
             if (s != KPN_OK)
                 return s;
         }

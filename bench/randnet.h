@@ -155,11 +155,15 @@ enum {
 size_t rnet_arena_size(const rnet_graph *g, const kpn_config *cfg, size_t capacity,
                        size_t stack);
 
+/* The runner of 'runners' that the layers in contiguous blocks give node
+ * 'v': layer l on runner l*runners/(layers+2). */
+unsigned rnet_block_runner(const rnet_graph *g, int v, unsigned runners);
+
 /* Spawn a process per node and connect a channel per edge, all of
  * 'capacity', into 'net', which has not run.  The source will emit
  * 'total' units in 'rounds' (>= 1) messages per output.  'pin_runners' > 0
- * pins the layers in contiguous blocks onto that many runners (layer l on
- * runner l*R/(layers+2)), as a static placement wants; 0 pins nothing. */
+ * pins the layers in contiguous blocks onto that many runners
+ * (rnet_block_runner), as a static placement wants; 0 pins nothing. */
 kpn_status rnet_build(kpn_net *net, const rnet_graph *g, rnet_run *run, uint64_t total,
                       uint64_t rounds, size_t capacity, size_t stack, unsigned pin_runners);
 

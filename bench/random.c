@@ -52,9 +52,7 @@ static int placed(const kpn_config *cfg, unsigned *where)
     if (cfg->policy != KPN_POLICY_STATIC || cfg->runners < 2)
         return 0;
     for (v = 0; v < graph.nodes; ++v)
-        where[v] = automatic ? home[v]
-                             : (unsigned)((unsigned long)graph.layer[v] * cfg->runners /
-                                          (unsigned long)(graph.layers + 2));
+        where[v] = automatic ? home[v] : rnet_block_runner(&graph, v, cfg->runners);
     return 1;
 }
 
