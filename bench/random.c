@@ -42,39 +42,30 @@ static rnet_run run;
 static int automatic;
 static unsigned place_runners, home[RNET_MAX_NODES];
 
-/* The runner each node runs on under a placement the program knows (auto:
- * kpn_place's; static: the layers in blocks, as rnet_build pins them);
- * 0 where it knows none (work stealing). */
-static int placed(const kpn_config *cfg, unsigned *where)
-{
-    int v;
-
-    if (cfg->policy != KPN_POLICY_STATIC || cfg->runners < 2)
-        return 0;
-    for (v = 0; v < graph.nodes; ++v)
-        where[v] = automatic ? home[v] : rnet_block_runner(&graph, v, cfg->runners);
-    return 1;
-}
-
-/* What the last R-runner run's placement gave: the channels it cut into
- * '*cut' and each runner's share of the work burned, in thousandths,
- * into share[0 .. runners-1]; 0 if the placement is not known. */
-static int placement_figures(const kpn_config *cfg, int *cut, uint64_t *share)
+/* What the last R-runner run's placement gave, where the program knows
+ * it (auto: kpn_place's; static: the layers in blocks, as rnet_build pins
+ * them): the channels it cut into '*cut', and each runner's share of the
+ * work burned into 'split' ("0.474,0.526").  Both are left as they are
+ * under work stealing. */
+static void placement_figures(const kpn_config *cfg, int *cut, char *split, size_t size)
 {
     static unsigned where[RNET_MAX_NODES];
     uint64_t all = rnet_burned(&run), part[KPN_MAX_RUNNERS] = {0};
+    size_t used = 0;
     unsigned r;
     int v, e;
 
-    if (!placed(cfg, where))
-        return 0;
+    if (cfg->policy != KPN_POLICY_STATIC || cfg->runners < 2)
+        return;
+    for (v = 0; v < graph.nodes; ++v) {
+        where[v] = automatic ? home[v] : rnet_block_runner(&graph, v, cfg->runners);
+        part[where[v]] += run.burned[v];
+    }
     for (*cut = 0, e = 0; e < graph.edges; ++e)
         *cut += where[graph.from[e]] != where[graph.to[e]];
-    for (v = 0; v < graph.nodes; ++v)
-        part[where[v]] += run.burned[v];
-    for (r = 0; r < cfg->runners; ++r)
-        share[r] = all == 0 ? 0 : (part[r] * 1000 + all / 2) / all;
-    return 1;
+    for (r = 0; r < cfg->runners && used < size; ++r)
+        used += (size_t)snprintf(split + used, size - used, "%s%.3f", r ? "," : "",
+                                 all == 0 ? 0.0 : (double)part[r] / (double)all);
 }
 
 /* Build the net afresh on 'cfg', run it, and return the wall time of
@@ -157,9 +148,9 @@ int main(int argc, char **argv)
     const char *preset_name;
     rnet_params params;
     rnet_error ge;
-    uint64_t total, d, share[KPN_MAX_RUNNERS];
-    unsigned runners, r;
-    size_t capacity, need, used;
+    uint64_t total, d;
+    unsigned runners;
+    size_t capacity, need;
     kpn_config cfg;
     kpn_stats st, st_r;
     int run_i, runs, which, ok, all_ok = 1, cut = -1;
@@ -270,12 +261,7 @@ int main(int argc, char **argv)
                     (unsigned long long)st.resolutions, ok ? "ok" : "WRONG");
         }
     }
-    /* the last run was on R runners (cfg says how) */
-    if (placement_figures(&cfg, &cut, share))
-        for (r = 0, used = 0; r < runners; ++r)
-            used += (size_t)snprintf(split + used, sizeof split - used, "%s%llu.%03llu",
-                                     r ? "," : "", (unsigned long long)(share[r] / 1000),
-                                     (unsigned long long)(share[r] % 1000));
+    placement_figures(&cfg, &cut, split, sizeof split); /* cfg: the last run's, on R */
     for (which = 0; which < 2; ++which) {
         med_wall[which] = bench_median(wall[which], runs);
         med_det[which] = bench_median(det[which], runs);
