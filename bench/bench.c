@@ -20,7 +20,9 @@ static void usage(const char *what, const bench_opt *o, int n)
 
     printf("usage: %s [--name=value ...]\n%s\n\noptions:\n", program, what);
     for (i = 0; i < n; ++i) {
-        if (o[i].text != NULL)
+        if (o[i].text != NULL && o[i].text[0] == '\0') /* its help says what empty means */
+            printf("  --%-12s %s\n", o[i].name, o[i].help);
+        else if (o[i].text != NULL)
             printf("  --%-12s %s (default %s)\n", o[i].name, o[i].help, o[i].text);
         else
             printf("  --%-12s %s (default %lld, %lld..%lld)\n", o[i].name, o[i].help,

@@ -33,8 +33,12 @@ int main(int argc, char **argv)
 
     if (argc > 2 || (argc == 2 && (sscanf(argv[1], "--n=%4d%c", &l.n, &rest) != 1 || l.n < 0))) {
         int help = argc == 2 && strcmp(argv[1], "--help") == 0;
+        if (argc > 2)
+            fprintf(stderr, "hello: one option at most\n");
+        else if (!help)
+            fprintf(stderr, "hello: cannot take '%s'\n", argv[1]);
         fprintf(help ? stdout : stderr, "usage: hello [--n=COUNT]  (0..9999, default 100)\n");
-        return !help;
+        return help ? 0 : 2;
     }
 
     if ((s = kpn_net_init(&net, arena, sizeof arena, NULL)) != KPN_OK ||  /* NULL: defaults */

@@ -313,10 +313,12 @@ void kpni_fuzz_yield(void);
  * net, one subtraction on the hot path), and 'net' is followed only when
  * the seal holds.  The serial is compared with the net's after that.
  */
+#if !KPN_COMPACT /* the compact records carry no seal */
 static inline uintptr_t kpni_seal(const void *self, const void *net)
 {
     return (uintptr_t)self - (uintptr_t)net;
 }
+#endif
 
 #define KPNI_ALIGN 16u  /* every carve; the stack ABI wants 16 */
 
@@ -1044,7 +1046,7 @@ static inline unsigned kpni_runners_placed(const kpn_net *net)
     return net->learnt != 0 ? net->parts : 0u;
 }
 #else
-#define KPNI_MT(r) 0
+#define KPNI_MT(r) ((void)(r), 0) /* 'r' used: a caller may have no other use for it */
 #define KPNI_SLOW_READS(r) 0
 #define KPNI_CROSS(c) 0
 #define KPNI_FLIPPED(r) 0
@@ -1239,11 +1241,6 @@ static inline void kpni_wake_rule_as(kpni_runner *waker, kpn_proc *p, kpn_proc *
     }
 }
 
-static inline void kpni_wake_rule(kpni_runner *waker, kpn_proc *p, kpn_proc *by)
-{
-    kpni_wake_rule_as(waker, p, by, KPNI_MT(waker));
-}
-
 /* Make 'p' ready; 'waker' is the runner doing it.  Inline: every send
  * that wakes a reader calls it.  The prefetch starts loading the line
  * below 'ctx', the top of 'p''s stack, while the waker finishes its hop.
@@ -1254,7 +1251,7 @@ static inline void kpni_wake_rule(kpni_runner *waker, kpn_proc *p, kpn_proc *by)
  * blocked in returns.
  *
  * When 'p' was blocked, the process it waited on is the one waking it
- * (or the resolver, which does the same bookkeeping): kpni_wake_rule.
+ * (or the resolver, which does the same bookkeeping): kpni_wake_rule_as.
  *
  * One runner: the back of the queue, so processes run in the order they
  * became ready.  Several: kpni_sched_ready_mt, under the lock of p's runner.
@@ -1448,7 +1445,7 @@ static inline int kpni_sched_ready_here(kpni_runner *r, kpn_proc *p, kpn_proc *b
 {
     if (r->net->cfg.policy == KPN_POLICY_STATIC ? p->home != r->index : r->net->learnt == 0)
         return 0;
-    kpni_wake_rule(r, p, by);
+    kpni_wake_rule_as(r, p, by, KPNI_MT(r));
     kpni_chan_woken(p->wait, (kpn_proc_state)p->state);
     KPNI_PREFETCH_OUT_SHARED(p);
     KPNI_STORE(&p->state, KPN_PROC_READY);

@@ -22,7 +22,7 @@
  *    read-block walks only from a marked process.  A wake moves the end
  *    of chains from the waker to the woken process (the waker is the
  *    process the woken one waited on), so the woken process inherits the
- *    mark (kpni_wake_rule).  Marks may outlive their chains; a stale mark
+ *    mark (kpni_wake_rule_as).  Marks may outlive their chains; a stale mark
  *    costs a walk, never a missed deadlock.
  *
  *  - Stale marks: a chain that ends at X holds a process waiting on X.

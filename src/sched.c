@@ -465,7 +465,7 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
  * net and has nothing else to look at: a write-block with the resolver
  * on, which always walks, or a read-block of a marked process, which
  * walks if someone waits on it and else lets go of the mark (resolve.c,
- * "Stale marks"; the count is kept here, as kpni_wake_rule relies on).
+ * "Stale marks"; the count is kept here, as kpni_wake_rule_as relies on).
  * Only 'self' lives across the walk. */
 static KPNI_NOINLINE void block_walks(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
 {

@@ -11,9 +11,8 @@ set -eu
 build=${1:?usage: sh tools/compare_h264.sh BUILD_DIR [QP] [FRAMES]}
 qp=${2:-26}
 frames=${3:-60}
-for tool in ffmpeg x264 cc; do
-    command -v $tool >/dev/null 2>&1 || { echo "compare_h264: $tool is not installed"; exit 1; }
-done
+sh "$(dirname "$0")/deps.sh" ffmpeg x264
+command -v cc >/dev/null 2>&1 || { echo "compare_h264: cc is not installed"; exit 1; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cc -O2 -o "$dir/yuv_psnr" "$(dirname "$0")/yuv_psnr.c" -lm

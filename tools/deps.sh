@@ -7,8 +7,9 @@
 # (ThreadSanitizer, libFuzzer, the clang build), cross (arm-none-eabi and
 # riscv64-unknown-elf gcc: check-embedded), qemu (qemu-system-arm:
 # test-qemu, firmware), gcovr (coverage), valgrind, gnuplot (bench plots),
-# ffmpeg (decoding the H.264 example's stream, x264 to compare with),
-# packaging (cmake and pkg-config: check-packaging).
+# ffmpeg (decoding the H.264 example's stream), x264 (the encoder
+# tools/compare_h264.sh compares it with), packaging (cmake and
+# pkg-config: check-packaging).
 #
 # Only what is missing is installed.  As root it runs apt-get; otherwise it
 # prints the apt-get command to run and exits 1.  Nothing else in the tree
@@ -45,7 +46,8 @@ for group in "$@"; do
     gnuplot)
         want gnuplot-nox 'have gnuplot' "the plots of make bench" ;;
     ffmpeg)
-        want ffmpeg 'have ffmpeg' "decodes the H.264 example's stream to check it bit for bit"
+        want ffmpeg 'have ffmpeg' "decodes the H.264 example's stream to check it bit for bit" ;;
+    x264)
         want x264 'have x264' "the reference encoder the H.264 example is compared with" ;;
     packaging)
         want cmake 'have cmake' "the CMake consumers of check-packaging"

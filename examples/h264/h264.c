@@ -169,7 +169,7 @@ static double encode_network(const h264_job *job, unsigned runners, void *arena,
 int main(int argc, char **argv)
 {
     bench_opt opt[] = {
-        {"input", "the source: a YUV 4:2:0 .y4m file", 0, "", 0, 0},
+        {"input", "the source: a YUV 4:2:0 .y4m file (required)", 0, "", 0, 0},
         {"output", "the H.264 Annex-B stream to write (empty: none)", 0, "", 0, 0},
         {"recon", "the reconstruction to write, raw I420 (empty: none)", 0, "", 0, 0},
         {"qp", "quantiser parameter of every macroblock", 26, NULL, 0, 51},
