@@ -12,7 +12,8 @@
 #       prefix `cmake --install` writes
 #   (c) CMake add_subdirectory of this tree (each port), and FetchContent
 #   (d) the amalgamation: cc -c kpn.c, linked with -lpthread, run; also
-#       -DKPN_PORT=posix, and warning-free under -std=c99 -pedantic
+#       -DKPN_PORT=posix, and warning-free under -std=c99 -pedantic, by
+#       cc and clang, also with threads off and the compact layout
 #   (e) the amalgamation for Cortex-M4 and RV64, freestanding (skipped
 #       with a message when the cross compiler is missing)
 #   (f) README's vendoring steps: the named files copied into an empty
@@ -147,6 +148,20 @@ ok "(d) amalgamation, same program on 4 runners (KPN_RUNNERS=4)"
 (cd "$APP" && $CC -std=c99 -pedantic -Wall -Wextra -Werror -O2 -c kpn.c -o strict.o) >"$log" 2>&1 ||
     { cat "$log"; die "the amalgamation warns under -std=c99 -pedantic -Wall -Wextra"; }
 ok "(d) amalgamation warning-free: $CC -std=c99 -pedantic -Wall -Wextra -Werror -O2 -c kpn.c"
+# the other builds a user may pick on the host, with each compiler here:
+# what one leaves unused (a function, a parameter) the others use
+cfgs="-DKPN_PORT=posix|-DKPN_PORT=none|-DKPN_THREADS=0|-DKPN_COMPACT=1|-DKPN_PORT=none -DKPN_COMPACT=1 -DKPN_REPORT=0"
+for cc in $CC clang; do
+    command -v $cc >/dev/null 2>&1 || continue
+    for o in -O0 -O2; do
+        printf '%s\n' "$cfgs" | tr '|' '\n' | while read -r cfg; do
+            # shellcheck disable=SC2086
+            (cd "$APP" && $cc -std=c99 -pedantic -Wall -Wextra -Werror $o $cfg -c kpn.c -o cfg.o) >"$log" 2>&1 ||
+                { cat "$log"; die "the amalgamation warns: $cc $o $cfg"; }
+        done
+    done
+    ok "(d) amalgamation warning-free under $cc at -O0 and -O2 with $(printf '%s' "$cfgs" | sed 's/|/; /g')"
+done
 if [ "$host_port" = amd64 ]; then
     nm "$APP/kpn.o" | grep -q ' T kpn_port_switch$' || die "amd64 amalgamation has no assembly kpn_port_switch"
     nm "$APP/kpn.o" | grep -q swapcontext && die "amd64 amalgamation uses ucontext"
