@@ -282,8 +282,9 @@ typedef struct kpn_config {
 /* Fill 'cfg' with the defaults.  NULL is ignored. */
 void kpn_config_default(kpn_config *cfg);
 
-/* Provided by the hosted ports (port/posix/): override 'cfg' from the
- * environment, so a built program can be re-run with other settings:
+/* Override 'cfg' from the environment, so a built program can be re-run
+ * with other settings (where there is no environment, on bare metal,
+ * every variable reads as unset):
  *   KPN_RUNNERS   runners, 1..KPN_MAX_RUNNERS
  *   KPN_POLICY    "ws" or "static"
  *   KPN_CAPACITY  default channel capacity, 1 or more
@@ -356,7 +357,8 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **proc, const char *name,
  * 'writer' and 'reader' may be the same process.
  * KPN_EINVAL: a NULL argument, 'msg_size' 0, a process of another net, or
  *             a ring that would not fit in a size_t.
- * KPN_ESTATE: the net is running, or an endpoint has already exited.
+ * KPN_ESTATE: the net is running or faulted, or an endpoint has already
+ *             exited.
  * KPN_ENOMEM: the arena is full. */
 kpn_status kpn_connect(kpn_net *net, kpn_chan **chan, kpn_proc *writer,
                        kpn_proc *reader, size_t msg_size, size_t capacity);
@@ -370,7 +372,7 @@ kpn_status kpn_connect(kpn_net *net, kpn_chan **chan, kpn_proc *writer,
  * never grows (the resolver leaves it alone).  Host thread, before a run.
  * KPN_EINVAL: a NULL argument, 'msg_size' 0, a reader of another net, or
  *             a ring that would not fit in a size_t.
- * KPN_ESTATE: the net is running, or 'reader' has exited.
+ * KPN_ESTATE: the net is running or faulted, or 'reader' has exited.
  * KPN_ENOMEM: the arena is full (the first input also takes the port's
  *             idle object and a small record: kpn_size_proc(0, 0) covers
  *             both).
@@ -598,9 +600,10 @@ size_t kpn_chan_fill(const kpn_chan *c);
 /* Write a human-readable account of the net into 'buf' (at most 'len'
  * bytes, always NUL-terminated when len > 0), as snprintf does: every
  * process that has not exited (name, state, the channel it waits on and
- * that channel's fill), every true deadlock cycle, the process that
- * overflowed its stack, and after KPN_ERESERVE the cycle that needed a
- * channel to grow and how many bytes it asked for.  After a stack
+ * that channel's fill), the true deadlock cycles (the first 8, then how
+ * many more), the process that overflowed its stack, and after
+ * KPN_ERESERVE the cycle that needed a channel to grow and how many
+ * bytes it asked for.  After a stack
  * overflow it reports the records it can trust and says where the damage
  * starts.  Returns the length the whole account needs, without the NUL;
  * 0 for a NULL or stale net.  Uses no memory but 'buf'. */

@@ -8,6 +8,7 @@
 
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
+TEST_SOURCE_FILE("src/input.c")
 TEST_SOURCE_FILE("src/net.c")
 TEST_SOURCE_FILE("src/place.c")
 TEST_SOURCE_FILE("src/pool.c")
@@ -413,6 +414,7 @@ void test_a_stack_overflow_stops_the_run_and_names_the_process(void)
 {
     static unsigned char more[4096];
     kpn_proc *other;
+    kpn_chan *late = NULL;
     kpn_proc_stats ps;
     kpn_stats before, after;
 
@@ -435,11 +437,17 @@ void test_a_stack_overflow_stops_the_run_and_names_the_process(void)
     /* a faulted net stays stopped */
     TEST_ASSERT_EQUAL_INT(KPN_ESTACK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_spawn(net, &other, "late", idle, NULL, STACK));
-    /* nor does its pool take memory: the net's own fields are suspect */
+    /* nor does its pool take memory, nor it a channel: the net's own
+     * fields are suspect */
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_reserve_add(net, more, sizeof more));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_connect(net, &late, other, deep_proc, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_connect_input(net, &late, other, sizeof(int), 1));
+    TEST_ASSERT_NULL(late);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
     TEST_ASSERT_EQUAL_size_t(before.reserve_size, after.reserve_size);
+    TEST_ASSERT_EQUAL_size_t(before.chans, after.chans);
+    TEST_ASSERT_EQUAL_size_t(before.arena_used, after.arena_used);
 }
 
 /* A frame with a gap can write the guard band without touching the words
