@@ -1,7 +1,9 @@
 #!/bin/sh
 # check_ceedling_rules.sh - build every test the way Ceedling would, without Ceedling.
 #
-#   sh tools/check_ceedling_rules.sh [TEST_FILE.c...]     (default: test/test_*.c)
+#   sh tools/check_ceedling_rules.sh [TEST_FILE.c...]
+#
+# (default: test/test_*.c and the example test docs/testing.md shows)
 #
 # `make test` compiles each test with the whole library and its own include
 # path, so two things that break `ceedling test:all` pass it unnoticed.
@@ -47,12 +49,23 @@ if [ ! -f project.yml ] || [ ! -d test ]; then
     exit 2
 fi
 
+doc_example=
 if [ $# -eq 0 ]; then
+    doc_example=$out/docs/test_example.c
     set -- test/test_*.c
 fi
 
 rm -rf "$out"
 mkdir -p "$out" || exit 2
+
+# docs/testing.md's example test, as a reader would copy it
+if [ -n "$doc_example" ]; then
+    mkdir -p "$out/docs"
+    awk '/^## Writing a test/ { s = 1 } s && /^```c$/ { on = 1; next } on && /^```$/ { exit } on' \
+        docs/testing.md >"$doc_example"
+    [ -s "$doc_example" ] || { echo "$prog: docs/testing.md shows no test under \"Writing a test\""; exit 1; }
+    set -- "$@" "$doc_example"
+fi
 
 # Ceedling puts every folder of its test paths that holds a header on the
 # include path: test/** less test/target/** (project.yml's -:test/target/**).
