@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 {
     bench_opt opt[] = {
         {"b", "log2 of the buffer's bytes", 26, NULL, AES_NET_MIN_K, MAX_B},
-        {"k", "log2 of a chunk's bytes (n = 2^(b-k) workers)", 16, NULL, AES_NET_MIN_K, MAX_B},
+        {"k", "log2 of a chunk's bytes (n = 2^(b-k) workers, at most 2^14: k >= b-14)", 16, NULL, AES_NET_MIN_K, MAX_B},
         {"passes", "encryptions of every chunk", 4, NULL, 1, 10000},
         {"runners", "runners (threads) of the kpn runs", 2, NULL, 1, KPN_MAX_RUNNERS},
         {"policy", "ws (work stealing) or static (worker i on runner i mod R)", 0, "ws", 0, 0},
