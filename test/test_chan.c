@@ -644,7 +644,7 @@ void test_only_the_two_endpoints_may_use_a_channel(void)
 /* ------------------------------------------------------------ sized */
 
 static kpn_chan *sized_chan;
-static kpn_status sized_seen[4];
+static kpn_status sized_seen[6];
 static long sized_got;
 static short sized_untouched;
 
@@ -654,6 +654,7 @@ static void sized_writer(void *arg)
     short s = 1;
     (void)arg;
     sized_seen[0] = kpn_send_sized(sized_chan, &s, sizeof s);
+    sized_seen[4] = kpn_send_sized(sized_chan, NULL, sizeof v);
     sized_seen[1] = KPN_SEND(sized_chan, &v);
 }
 
@@ -663,6 +664,7 @@ static void sized_reader(void *arg)
     (void)arg;
     sized_seen[2] = KPN_RECV(sized_chan, &s);
     sized_untouched = s;
+    sized_seen[5] = kpn_recv_sized(sized_chan, NULL, sizeof sized_got);
     sized_seen[3] = KPN_RECV(sized_chan, &sized_got);
 }
 
@@ -676,6 +678,10 @@ void test_sized_variants_refuse_a_wrong_size_and_touch_nothing(void)
     TEST_ASSERT_EQUAL_INT(KPN_OK, sized_seen[1]);
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, sized_seen[2]);
     TEST_ASSERT_EQUAL_INT(KPN_OK, sized_seen[3]);
+    /* no message, at the right size: refused as kpn_send and kpn_recv
+     * refuse it, and the message after it goes through */
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, sized_seen[4]);
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, sized_seen[5]);
     TEST_ASSERT_EQUAL_INT(42, (int)sized_got);
     TEST_ASSERT_EQUAL_INT(9, sized_untouched); /* the refused call wrote nothing */
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_send_sized(NULL, &sized_got, sizeof sized_got));
@@ -720,6 +726,9 @@ void test_connect_after_an_endpoint_exited_is_refused(void)
     TEST_ASSERT_NULL(c);
     /* a live writer, an exited reader */
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_connect(net, &c, spawn(idle, NULL), b, 4, 1));
+    TEST_ASSERT_NULL(c);
+    /* an exited writer, a live reader */
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_connect(net, &c, a, spawn(idle, NULL), 4, 1));
     TEST_ASSERT_NULL(c);
 }
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The net: configuration defaults, placement in the arena, sizing. */
+#include <string.h>
+
 #include "unity.h"
 #include "kpn.h"
 
@@ -25,17 +27,28 @@ void tearDown(void) {}
 
 static void idle(void *arg) { (void)arg; }
 
+/* Every default kpn.h states, over a struct that held something else. */
 void test_config_defaults(void)
 {
     kpn_config cfg;
 
-    cfg.default_capacity = 0;
-    cfg.reserve_size = 99;
-    cfg.cpus = 7;
+    memset(&cfg, 0xa5, sizeof cfg);
     kpn_config_default(&cfg);
     TEST_ASSERT_EQUAL_size_t(8, cfg.default_capacity);
     TEST_ASSERT_EQUAL_size_t(KPN_RESERVE_ARENA, cfg.reserve_size);
+    TEST_ASSERT_EQUAL_INT(1, cfg.resolve);
+    TEST_ASSERT_EQUAL_INT(0, cfg.strict);
+    TEST_ASSERT_EQUAL_UINT(1, cfg.runners);
+    TEST_ASSERT_EQUAL_INT(KPN_POLICY_WS, cfg.policy);
+    TEST_ASSERT_EQUAL_INT(KPN_WAKE_WAKER, cfg.wake);
+    /* 64 KiB, or the port's minimum for a thread where that is more */
+    TEST_ASSERT_GREATER_OR_EQUAL(64 * 1024, cfg.runner_stack);
+    TEST_ASSERT_EQUAL_INT(0, cfg.guard_pages);
+    TEST_ASSERT_EQUAL_UINT(65536, cfg.learn);
+    TEST_ASSERT_EQUAL_UINT(1000, cfg.learn_grain_ns);
     TEST_ASSERT_EQUAL_UINT(0, cfg.cpus); /* the port's count */
+    TEST_ASSERT_EQUAL_UINT(10000000, cfg.learn_trial_ns);
+    TEST_ASSERT_EQUAL_INT(1, cfg.stack_fill);
     kpn_config_default(NULL); /* ignored, no crash */
 }
 
@@ -108,6 +121,7 @@ void test_a_handle_that_is_not_a_net_is_refused(void)
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_stats(fake, &st));
     TEST_ASSERT_NULL(kpn_proc_next(fake, NULL));
     TEST_ASSERT_NULL(kpn_net_fault(fake));
+    TEST_ASSERT_NULL(kpn_net_fault(NULL));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_release(fake));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_release(NULL));
     TEST_ASSERT_NULL(p);

@@ -62,27 +62,35 @@ void test_run_from_inside_a_process_is_refused(void)
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, nested_run);
 }
 
-/* A process runs until it blocks: no preemption between two sends. */
+/* A process runs until it blocks: a send that finds room, here on a
+ * channel to itself, does not give up the CPU. */
+struct tracer { int id; kpn_chan *self; kpn_status sent; };
 static int trace[8], ntrace;
 static void tracer(void *arg)
 {
-    int id = *(int *)arg;
-    trace[ntrace++] = id;
-    trace[ntrace++] = id;
+    struct tracer *t = arg;
+    trace[ntrace++] = t->id;
+    t->sent = kpn_send(t->self, &t->id);
+    trace[ntrace++] = t->id;
 }
 
 void test_processes_start_in_spawn_order_and_run_until_they_block(void)
 {
-    static int ids[3] = {1, 2, 3};
+    static struct tracer t[3] = {{1, NULL, KPN_EINVAL}, {2, NULL, KPN_EINVAL}, {3, NULL, KPN_EINVAL}};
+    kpn_proc *p;
     int i;
 
     ntrace = 0;
-    for (i = 0; i < 3; ++i)
-        spawn(tracer, &ids[i]);
+    for (i = 0; i < 3; ++i) {
+        p = spawn(tracer, &t[i]);
+        t[i].self = connect(p, p, 1);
+    }
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(6, ntrace);
     for (i = 0; i < 6; ++i)
-        TEST_ASSERT_EQUAL_INT(ids[i / 2], trace[i]);
+        TEST_ASSERT_EQUAL_INT(t[i / 2].id, trace[i]);
+    for (i = 0; i < 3; ++i)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, t[i].sent);
 }
 
 /* ------------------------------------------------------------ o = 2*i1 + i2 */
@@ -252,9 +260,15 @@ void test_an_artificial_deadlock_stops_the_run_with_messages_in_place(void)
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(pa, &ps));
     TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_WRITE, ps.state);
     TEST_ASSERT_EQUAL_PTR(c1, ps.waiting_on);
+    TEST_ASSERT_EQUAL_UINT64(2, st.messages);
     /* nothing moves on a second call, and nothing is lost */
     TEST_ASSERT_EQUAL_INT(KPN_EDEADLOCK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(1, a.sent);
+    TEST_ASSERT_EQUAL_INT(1, b.sent);
     TEST_ASSERT_EQUAL_size_t(1, kpn_chan_fill(c1));
+    TEST_ASSERT_EQUAL_size_t(1, kpn_chan_fill(c2));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(2, st.procs_blocked_write);
     TEST_ASSERT_EQUAL_UINT64(2, st.messages);
 }
 
