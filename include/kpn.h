@@ -603,9 +603,8 @@ size_t kpn_chan_fill(const kpn_chan *c);
  * that channel's fill), the true deadlock cycles (the first 8, then how
  * many more), the process that overflowed its stack, and after
  * KPN_ERESERVE the cycle that needed a channel to grow and how many
- * bytes it asked for.  After a stack
- * overflow it reports the records it can trust and says where the damage
- * starts.  Returns the length the whole account needs, without the NUL;
+ * bytes it asked for.  After a stack overflow it reports the records it
+ * can trust and says where the damage starts.  Returns the length the whole account needs, without the NUL;
  * 0 for a NULL or stale net.  Uses no memory but 'buf'. */
 size_t kpn_report(const kpn_net *net, char *buf, size_t len);
 

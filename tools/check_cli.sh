@@ -4,9 +4,9 @@
 # and exits 0; an unknown option and a bad value each exit with a status
 # of 1 to 127 and name the option on stderr, printing no result; a short
 # run exits 0 and its last line on stdout is name=value pairs (after an
-# optional "program: ").  Where a program's limits allow it, the short run is at
-# the largest size (hamming's --n): an option's range promises that it
-# ends.
+# optional "program: ").  Where a program's limits allow it, the short
+# run is at the largest size (hamming's --n): an option's range promises
+# that it ends.
 #
 #   sh tools/check_cli.sh BUILD_DIR      (e.g. build/amd64, examples and
 #                                         bench drivers built)
