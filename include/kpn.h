@@ -85,9 +85,12 @@ typedef struct kpn_proc kpn_proc;
 typedef struct kpn_chan kpn_chan;
 
 /* Smallest stack, in bytes, that kpn_spawn accepts.  A port for a small
- * target sets its own (-DKPN_STACK_MIN=... or its config file, for the
- * library and its users alike); kpn_stack_min() says what the library
- * was built with.  The hosted default, 4096, holds what a process that
+ * target sets its own in its port_config.h, which the library's build
+ * takes (the Cortex-M port's, by the target alone), or the build is given
+ * -DKPN_STACK_MIN=...; a program that includes kpn.h alone sees the
+ * value below unless it is built with the same setting.
+ * kpn_stack_min() says what the library was built with.  The hosted
+ * default, 4096, holds what a process that
  * calls ordinary libc functions needs, measured on x86-64 glibc with
  * AVX-512 (both ports): the first call through a lazily bound symbol
  * (printf, clock_gettime, ...) runs the dynamic linker on the process's

@@ -426,10 +426,14 @@ BEGIN {
     }
 
     # ------------------------------------------------------------ body
-    banner("include/kpn.h")
-    inlined["include/kpn.h"] = 1
-    emit_c("include/kpn.h")
-    banner("end of include/kpn.h")
+    # The private header first, not kpn.h: it takes the user's options
+    # and the port's settings (a Cortex-M's KPN_STACK_MIN, say) before
+    # kpn.h, which only fills in what they left unset, as in the split
+    # build.
+    banner("src/kpn_int.h")
+    inlined["src/kpn_int.h"] = 1
+    emit_c("src/kpn_int.h")
+    banner("end of src/kpn_int.h")
     for (i = 1; i <= ncore; ++i) {
         undefs = ""
         banner(corefiles[i])

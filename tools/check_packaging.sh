@@ -194,6 +194,18 @@ for target in cortex-m4 rv64; do
     prefix=${xcc%gcc}
     undefined=$(${prefix}nm -u "$APP/kpn.o" | awk '{print $2}' | sort -u | tr '\n' ' ')
     ok "(e) amalgamation for $target ($(readme_block amalgamation-$target)), warning-free; needs: $undefined"
+    # the settings the split build takes for the target, the port's own
+    # (a Cortex-M's stack minimum) included; KPN_THREADS is spelt
+    # differently, the amalgamation setting it by the port it picks
+    compile=$(readme_block amalgamation-$target | sed 's/ -c kpn.c$//')
+    settings() { grep -E '^#define KPN_[A-Z0-9_]+ ' | grep -v '^#define KPN_THREADS ' | sort; }
+    # shellcheck disable=SC2086
+    (cd "$APP" && $compile -dM -E kpn.c) | settings >"$tmp/amal.set"
+    # shellcheck disable=SC2086
+    $compile -Iinclude -Iport -dM -E src/kpn_int.h | settings >"$tmp/split.set"
+    cmp -s "$tmp/amal.set" "$tmp/split.set" ||
+        { diff "$tmp/split.set" "$tmp/amal.set"; die "$target amalgamation's settings differ from the split build's"; }
+    ok "(e) amalgamation for $target takes the split build's settings: $(grep -o 'KPN_STACK_MIN [0-9a-z]*' "$tmp/amal.set")"
 done
 
 # ------------------------------------------------------------ (f)

@@ -29,7 +29,9 @@ static void console_uint(uint32_t v)
     console_write(&buf[i]);
 }
 
-/* Memory: one static arena, sized with the library's own figures. */
+/* Memory: one static arena.  The library's figures for what the net
+ * carves (run-time functions: main checks them against it) leave the rest
+ * for channels the resolver may have to grow. */
 #define STACK 512
 static unsigned char arena[4096];
 static kpn_chan *samples, *smoothed;
@@ -89,7 +91,17 @@ int main(void)
     kpn_net *net;
     kpn_proc *f, *r;
     kpn_status s;
+    /* the net, two processes, the first input's own record, two channels */
+    size_t need = kpn_size_net(NULL) + 2 * kpn_size_proc(STACK, 6) + kpn_size_proc(0, 0) +
+                  kpn_size_chan(sizeof(int32_t), 4) + kpn_size_chan(sizeof(int32_t), 2);
 
+    console_write("arena: ");
+    console_uint((uint32_t)need);
+    console_write(" of ");
+    console_uint((uint32_t)sizeof arena);
+    console_write(" bytes carved at most\n");
+    if (need > sizeof arena)
+        return 1;
     if ((s = kpn_net_init(&net, arena, sizeof arena, NULL)) != KPN_OK ||
         (s = kpn_spawn(net, &f, "filter", filter, NULL, STACK)) != KPN_OK ||
         (s = kpn_spawn(net, &r, "report", report, NULL, STACK)) != KPN_OK ||
