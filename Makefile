@@ -87,7 +87,7 @@ help:
 	@echo "make fuzz [FUZZ_SECONDS=60]   libFuzzer over random networks against a reference interpreter"
 	@echo "make fuzz-api [FUZZ_SECONDS=60] libFuzzer over hostile API call sequences (docs/errors.md)"
 	@echo "make fuzz-yield [FUZZ_SECONDS=60] make fuzz, its library giving up the CPU at random (races)"
-	@echo "make check-embedded           the core and the Cortex-M port for M4F, M3, M0, RV64: libc check, footprint"
+	@echo "make check-embedded           the core and the Cortex-M port for M4F, M3, M0, M33, M23, RV64: libc check, footprint"
 	@echo "make test-qemu                the Cortex-M port's target tests under QEMU (M4F and M3)"
 	@echo "make firmware                 examples/firmware, built and run under QEMU"
 	@echo "make check-ceedling-links     each test built the way Ceedling builds it"
@@ -230,7 +230,7 @@ check-ceedling-links:
 # The core and the Cortex-M port as firmware builds them, and the
 # footprint figures from a target build run under QEMU.
 check-embedded:
-	@sh tools/deps.sh cross
+	@sh tools/deps.sh cross qemu
 	@sh tools/check_embedded.sh
 
 # The Cortex-M port's target tests under QEMU, on an M4F and an M3.

@@ -388,7 +388,10 @@ kpn_status kpn_connect_input(kpn_net *net, kpn_chan **out, kpn_proc *reader,
  * the host between runs; never blocks.  One producer per channel at a
  * time: two handlers or threads offering to the same input must not
  * overlap (different inputs are independent).  If the reader has exited
- * the message is dropped and KPN_OK returned.
+ * the message is dropped and KPN_OK returned.  Stop offering (mask the
+ * interrupt, join the thread) before kpn_net_release or a new
+ * kpn_net_init over the arena: the compact layout checks an input's tag
+ * alone, and may take a handle of the old net for one of the new.
  *   KPN_OK      queued; a running net that idles for input wakes.
  *   KPN_EFULL   the channel holds 'capacity' messages; nothing written.
  *   KPN_EINVAL  'in' or 'msg' NULL, or not a channel.
@@ -403,8 +406,11 @@ kpn_status kpn_connect_input(kpn_net *net, kpn_chan **out, kpn_proc *reader,
 kpn_status kpn_offer(kpn_chan *in, const void *msg);
 
 /* Close input 'in': the reader drains what is queued, then gets KPN_EOF.
- * Same callers as kpn_offer.  KPN_EINVAL: NULL or not a channel.
- * KPN_EPERM: not an input.  KPN_ESTATE: already closed. */
+ * Same callers as kpn_offer, and the close counts as one of its
+ * producer's calls: it must not overlap an offer to the same input (one
+ * under way when the close comes may have its message lost behind the
+ * end).  KPN_EINVAL: NULL or not a channel.  KPN_EPERM: not an input.
+ * KPN_ESTATE: already closed. */
 kpn_status kpn_input_close(kpn_chan *in);
 
 /* Run the network until no process can run.  Processes are scheduled

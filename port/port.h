@@ -9,17 +9,19 @@
 /*
  * A port supplies user-mode context switching and nothing else the core
  * cannot do in portable C.  The contract is libco's: a context of known
- * size, a way to start 'fn(arg)' on a stack, and a switch.  Adding a port
- * means copying port/posix/ (portable) or port/amd64/ (assembly) and
- * filling in these three functions; docs/porting.md walks through it.
+ * size, a way to start 'fn(arg)' on a stack, and a switch, with an idle
+ * hook beside them.  Adding a port means copying port/template/ and
+ * filling in the three context functions and the four idle ones (the
+ * thread services too, for a build with KPN_THREADS); docs/porting.md
+ * walks through it.
  *
  * Every function here is called by the core only; none is public API.
  */
 
 /* Opaque to the core.  The core carves 'kpn_port_ctx_size()' bytes for
  * each context from the user's arena, aligned to 16 bytes, and never
- * looks inside (a process's context is rounded up to 16 bytes with a
- * word of the core's own after it). */
+ * looks inside (a process's context is rounded up to 16 bytes, in the
+ * hosted layout with a word of the core's own after it). */
 typedef struct kpn_port_ctx kpn_port_ctx;
 
 /* Bytes one context needs: at least a pointer's.  Constant for a build;

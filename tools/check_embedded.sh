@@ -9,7 +9,9 @@
 #    toolchain has no libc headers): it must need nothing
 #    from libc but memcpy and memset (port functions and the compiler's
 #    own runtime aside), and no allocator.
-# 2. The Cortex-M port for M4F, M3 and M0, and port/template/, compile.
+# 2. The Cortex-M port, with the core, for M4F, M3 and M0, and for the
+#    ARMv8-M M33 (with FPU) and M23, which nothing runs; and
+#    port/template/, compile.
 # 3. Sizes on the Cortex-M4F: .text + .rodata of every core object, and
 #    of the core as linked into tools/qemu/footprint.c (a pipeline with
 #    the resolver, --gc-sections), read from the linker map.
@@ -59,14 +61,18 @@ for v in "" "-ffreestanding"; do
     [ -n "$v" ] && core rv64 riscv64-unknown-elf-gcc "$RV" "$tag" "$v"
 done
 
-for t in "cortex-m4f:$M4F" "cortex-m3:$M3" "cortex-m0:$M0"; do
+M33F="-mcpu=cortex-m33 -mthumb -mfloat-abi=hard -mfpu=fpv5-sp-d16"
+M23="-mcpu=cortex-m23 -mthumb"
+core cortex-m33f arm-none-eabi-gcc "$M33F" "" ""
+core cortex-m23 arm-none-eabi-gcc "$M23" "" ""
+for t in "cortex-m4f:$M4F" "cortex-m3:$M3" "cortex-m0:$M0" "cortex-m33f:$M33F" "cortex-m23:$M23"; do
     name=${t%%:*}; fl=${t#*:}
     # shellcheck disable=SC2086
     arm-none-eabi-gcc $WARN $fl -Os -Iinclude -Iport -c port/cortex-m/port_cortexm.c -o "$OUT/port_$name.o"
     # shellcheck disable=SC2086
     arm-none-eabi-gcc $fl -c port/cortex-m/switch_cortexm.S -o "$OUT/switch_$name.o"
 done
-echo "== port/cortex-m builds for M4F, M3 and M0 (ARMv6-M)"
+echo "== port/cortex-m builds for M4F, M3, M0 (ARMv6-M), M33F and M23 (ARMv8-M)"
 # shellcheck disable=SC2086
 arm-none-eabi-gcc $WARN $M4F -Os -Iinclude -Iport -c port/template/port_template.c -o "$OUT/port_template.o"
 ${CC:-cc} $WARN -Os -Iinclude -Iport -c port/template/port_template.c -o "$OUT/port_template_host.o"

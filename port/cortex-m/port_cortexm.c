@@ -116,8 +116,9 @@ int kpn_port_idle_init(kpn_port_idle *idle)
  * arrives after the mask is pending, and a pending interrupt ends WFI
  * even while masked; restoring PRIMASK then runs its handler at once.
  * An interrupt that arrived before the mask has set the flag.  Either
- * way no wake-up is lost.  PRIMASK is restored, not cleared: a caller
- * that runs kpn_run with interrupts masked keeps them masked.
+ * way no wake-up is lost.  PRIMASK is restored, not cleared: the wait
+ * leaves the caller's mask as it found it.  (A kpn_run called with the
+ * offering interrupts masked gets no input: docs/porting.md.)
  */
 void kpn_port_idle_wait(kpn_port_idle *idle)
 {
