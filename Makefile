@@ -88,7 +88,7 @@ help:
 	@echo "make fuzz-api [FUZZ_SECONDS=60] libFuzzer over hostile API call sequences (docs/errors.md)"
 	@echo "make fuzz-yield [FUZZ_SECONDS=60] make fuzz, its library giving up the CPU at random (races)"
 	@echo "make check-embedded           the core and the Cortex-M port for M4F, M3, M0, M33, M23, RV64: libc check, footprint"
-	@echo "make test-qemu                the Cortex-M port's target tests under QEMU (M4F and M3)"
+	@echo "make test-qemu                the Cortex-M port's target tests under QEMU (M4F, M3, M0 code, M33F, M23 code)"
 	@echo "make firmware                 examples/firmware, built and run under QEMU"
 	@echo "make check-ceedling-links     each test built the way Ceedling builds it"
 	@echo "make examples [PORT=...]      build/PORT/examples/*: programs that teach, AES, H.264"
@@ -233,7 +233,8 @@ check-embedded:
 	@sh tools/deps.sh cross qemu
 	@sh tools/check_embedded.sh
 
-# The Cortex-M port's target tests under QEMU, on an M4F and an M3.
+# The Cortex-M port's target tests under QEMU: M4F, M3, an ARMv6-M build,
+# M33F and an ARMv8-M Baseline build (tools/test_qemu.sh).
 test-qemu:
 	@sh tools/deps.sh cross qemu
 	@sh tools/test_qemu.sh

@@ -10,7 +10,7 @@
 #    from libc but memcpy and memset (port functions and the compiler's
 #    own runtime aside), and no allocator.
 # 2. The Cortex-M port, with the core, for M4F, M3 and M0, and for the
-#    ARMv8-M M33 (with FPU) and M23, which nothing runs; and
+#    ARMv8-M M33 (with FPU) and M23; and
 #    port/template/, compile.
 # 3. Sizes on the Cortex-M4F: .text + .rodata of every core object, and
 #    of the core as linked into tools/qemu/footprint.c (a pipeline with
