@@ -64,6 +64,11 @@ if [ -n "$doc_example" ]; then
     awk '/^## Writing a test/ { s = 1 } s && /^```c$/ { on = 1; next } on && /^```$/ { exit } on' \
         docs/testing.md >"$doc_example"
     [ -s "$doc_example" ] || { echo "$prog: docs/testing.md shows no test under \"Writing a test\""; exit 1; }
+    # and it names every core source, as the rule under it says to
+    for f in src/*.c; do
+        grep -qF "TEST_SOURCE_FILE(\"$f\")" "$doc_example" ||
+            { echo "$prog: docs/testing.md's example test does not name $f"; exit 1; }
+    done
     set -- "$@" "$doc_example"
 fi
 
