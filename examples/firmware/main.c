@@ -16,6 +16,7 @@
 
 void console_write(const char *s);          /* semihost.c */
 void console_exit(int code);
+uint32_t msp_peak(void);                    /* startup.c */
 
 static void console_uint(uint32_t v)
 {
@@ -122,6 +123,8 @@ int main(void)
     console_write(kpn_strerror(s));
     console_write(", dropped ");
     console_uint(dropped);
-    console_write("\n");
+    console_write(", main stack peak ");
+    console_uint(msp_peak());
+    console_write(" bytes\n");
     return s == KPN_OK && dropped == 0 ? 0 : 1;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Start-up: the vector table, reset (copy .data, clear .bss, enable the FPU), and a fault handler that stops. */
+/* Start-up: the vector table, reset (copy .data, clear .bss, mark the main stack, enable the FPU), and a fault handler that stops. */
 #include <stdint.h>
 
 extern uint32_t __data_load[], __data_start[], __data_end[], __bss_start[], __bss_end[];
@@ -9,14 +9,31 @@ void console_write(const char *s);
 void console_exit(int code);
 void systick_handler(void);
 
+#define MSP_MARK 0xA5A5A5A5u
+
+/* The deepest the main stack (MSP: main, kpn_run, every handler) has
+ * reached, in bytes, found by the mark reset left below it. */
+uint32_t msp_peak(void)
+{
+    const uint32_t *p = __bss_end;
+
+    while (p < __stack_top && *p == MSP_MARK)
+        ++p;
+    return (uint32_t)((uintptr_t)__stack_top - (uintptr_t)p);
+}
+
 void reset_handler(void)
 {
-    uint32_t *src = __data_load, *dst;
+    uint32_t *src = __data_load, *dst, *sp;
 
     for (dst = __data_start; dst < __data_end; )
         *dst++ = *src++;
     for (dst = __bss_start; dst < __bss_end; )
         *dst++ = 0;
+    /* mark the free RAM below this frame, for msp_peak */
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+    for (dst = __bss_end; dst < sp - 16; )
+        *dst++ = MSP_MARK;
 #if defined(__ARM_FP)
     /* CP10/CP11 full access.  FPCCR keeps its reset value: automatic and
      * lazy state preservation on, which the kpn port relies on. */
