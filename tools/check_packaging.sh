@@ -177,6 +177,8 @@ grep -q "KPN_PORT must be one of" "$log" || { cat "$log"; die "-DKPN_PORT=nonesu
 ok "(d) amalgamation, -DKPN_PORT=nonesuch refused: $(grep -o 'KPN_PORT must be one of[^"]*' "$log" | head -1)"
 
 # ------------------------------------------------------------ (e)
+# The KPN_* settings in a preprocessor's -dM output.
+settings() { grep -E '^#define KPN_[A-Z0-9_]+ ' | grep -v '^#define KPN_THREADS ' | sort; }
 for target in cortex-m4 rv64; do
     case $target in
     cortex-m4) xcc=arm-none-eabi-gcc ;;
@@ -198,7 +200,6 @@ for target in cortex-m4 rv64; do
     # (a Cortex-M's stack minimum) included; KPN_THREADS is spelt
     # differently, the amalgamation setting it by the port it picks
     compile=$(readme_block amalgamation-$target | sed 's/ -c kpn.c$//')
-    settings() { grep -E '^#define KPN_[A-Z0-9_]+ ' | grep -v '^#define KPN_THREADS ' | sort; }
     # shellcheck disable=SC2086
     (cd "$APP" && $compile -dM -E kpn.c) | settings >"$tmp/amal.set"
     # shellcheck disable=SC2086

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "port.h"
+#include "exc_frame.h" /* tools/qemu/ */
 
 /* FPSCR's control bits (ARMv7-M B1.4.3): rounding mode, flush-to-zero,
  * default NaN, alternative half precision. */
@@ -57,26 +58,7 @@ static inline void kt_systick_stop(void)
 
 /* The tests' SysTick handler gets the address the interrupt returns to:
  * the vector is a naked stub that finds the exception frame (MSP or PSP,
- * EXC_RETURN bit 2) and passes its stacked PC.  ARMv6-M has no IT
- * blocks and tests registers only. */
-#if defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)
-#define KT_FRAME_TO_R0                                                     \
-    "mov r0, lr\n\t"                                                       \
-    "movs r1, #4\n\t"                                                      \
-    "tst r0, r1\n\t"                                                       \
-    "bne 1f\n\t"                                                           \
-    "mrs r0, msp\n\t"                                                      \
-    "b 2f\n"                                                               \
-    "1:\n\t"                                                               \
-    "mrs r0, psp\n"                                                        \
-    "2:\n\t"
-#else
-#define KT_FRAME_TO_R0                                                     \
-    "tst lr, #4\n\t"                                                       \
-    "ite eq\n\t"                                                           \
-    "mrseq r0, msp\n\t"                                                    \
-    "mrsne r0, psp\n\t"
-#endif
+ * EXC_RETURN bit 2) and passes its stacked PC. */
 #define KT_ISR_WITH_PC(vector, handler)                                    \
     void handler(uint32_t pc);                                             \
     void vector##_pc(const uint32_t *frame) { handler(frame[6]); }         \

@@ -2,6 +2,8 @@
 /* Start-up for the QEMU test firmware: vector table, reset (data, bss, FPU), faults reported through semihosting. */
 #include <stdint.h>
 
+#include "exc_frame.h"
+
 extern uint32_t __data_load[], __data_start[], __data_end[], __bss_start[], __bss_end[];
 extern uint32_t __stack_top[];
 extern int main(void);
@@ -43,33 +45,13 @@ static void fault(const char *what, const uint32_t *frame)
     kt_exit(1);
 }
 
-/* Pass the stack the exception frame is on (EXC_RETURN bit 2: PSP).
- * ARMv6-M has no IT blocks and tests registers only; 'bl' reaches
- * where its 'b' may not, and the handler never returns. */
-#if defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)
-#define FAULT_ENTRY(name)                                                  \
-    "mov r0, lr\n\t"                                                       \
-    "movs r1, #4\n\t"                                                      \
-    "tst r0, r1\n\t"                                                       \
-    "bne 1f\n\t"                                                           \
-    "mrs r0, msp\n\t"                                                      \
-    "bl " #name "_c\n"                                                     \
-    "1:\n\t"                                                               \
-    "mrs r0, psp\n\t"                                                      \
-    "bl " #name "_c\n"
-#else
-#define FAULT_ENTRY(name)                                                  \
-    "tst lr, #4\n\t"                                                       \
-    "ite eq\n\t"                                                           \
-    "mrseq r0, msp\n\t"                                                    \
-    "mrsne r0, psp\n\t"                                                    \
-    "b " #name "_c\n"
-#endif
+/* Pass the exception frame on; 'bl' reaches where ARMv6-M's 'b' may
+ * not, and the handler never returns. */
 #define FAULT_HANDLER(name, text)                                          \
     void name##_c(const uint32_t *frame) { fault(text, frame); }          \
     __attribute__((naked)) void name(void)                                 \
     {                                                                      \
-        __asm__ volatile(FAULT_ENTRY(name));                               \
+        __asm__ volatile(KT_FRAME_TO_R0 "bl " #name "_c\n");              \
     }
 
 FAULT_HANDLER(hard_fault_handler, "hard fault")
