@@ -409,6 +409,56 @@ void test_close_twice_send_after_close_and_close_by_reader_are_refused(void)
     TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_close(eof_chan)); /* from the host */
 }
 
+/* A close the caller may not make (the reader's, the host's) changes
+ * nothing: the channel stays open, the writer's sends all go through and
+ * the reader sees every message before its EOF. */
+static kpn_status open_close_by_reader;
+static kpn_status open_sends[3];
+static int open_got[4], open_n;
+static kpn_status open_end;
+
+static void refused_closer_then_reader(void *arg)
+{
+    int v;
+    (void)arg;
+    open_close_by_reader = kpn_close(eof_chan);
+    open_n = 0;
+    while (open_n < 4 && (open_end = kpn_recv(eof_chan, &v)) == KPN_OK)
+        open_got[open_n++] = v;
+}
+
+static void sends_three_then_returns(void *arg)
+{
+    int i;
+    (void)arg;
+    for (i = 0; i < 3; ++i) {
+        int v = 10 + i;
+        open_sends[i] = kpn_send(eof_chan, &v);
+    }
+}
+
+void test_a_refused_close_leaves_the_channel_open(void)
+{
+    /* the reader first, so its close comes before any send */
+    kpn_proc *r = spawn(refused_closer_then_reader, NULL);
+    kpn_proc *w = spawn(sends_three_then_returns, NULL);
+    int i;
+
+    eof_chan = connect(w, r, sizeof(int), 1);
+    open_close_by_reader = KPN_OK;
+    open_end = KPN_OK;
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_close(eof_chan)); /* from the host */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, open_close_by_reader);
+    for (i = 0; i < 3; ++i)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, open_sends[i]);
+    TEST_ASSERT_EQUAL_INT(3, open_n);
+    TEST_ASSERT_EQUAL_INT(10, open_got[0]);
+    TEST_ASSERT_EQUAL_INT(11, open_got[1]);
+    TEST_ASSERT_EQUAL_INT(12, open_got[2]);
+    TEST_ASSERT_EQUAL_INT(KPN_EOF, open_end); /* the writer's return closed it */
+}
+
 void test_exit_closes_every_channel_the_process_writes(void)
 {
     struct producer p = {0};
@@ -732,6 +782,29 @@ void test_connect_after_an_endpoint_exited_is_refused(void)
     TEST_ASSERT_NULL(c);
 }
 
+/* kpn.h: a call that fails leaves the net as it was; a connect refused
+ * for an exited endpoint carves nothing and links no channel. */
+void test_a_connect_refused_for_an_exited_endpoint_carves_nothing(void)
+{
+    kpn_proc *a = spawn(idle, NULL), *b = spawn(idle, NULL), *live;
+    kpn_chan *c = NULL;
+    kpn_stats before, after;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    live = spawn(idle, NULL);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_connect(net, &c, a, b, 4, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_connect(net, &c, live, b, 4, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_connect(net, &c, a, live, 4, 1));
+    TEST_ASSERT_NULL(c);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
+    TEST_ASSERT_EQUAL_size_t(before.arena_used, after.arena_used);
+    TEST_ASSERT_EQUAL_size_t(0, after.chans);
+    /* the live process can still be given a channel to itself */
+    c = connect(live, live, 4, 1);
+    TEST_ASSERT_EQUAL_size_t(1, kpn_chan_capacity(c));
+}
+
 static kpn_status running_connect;
 static kpn_proc *self_for_connect;
 static void connects_while_running(void *arg)
@@ -743,7 +816,14 @@ static void connects_while_running(void *arg)
 
 void test_connect_while_running_is_refused(void)
 {
+    kpn_stats before, after;
+
     self_for_connect = spawn(connects_while_running, NULL);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, running_connect);
+    /* nothing carved, no channel linked */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
+    TEST_ASSERT_EQUAL_size_t(before.arena_used, after.arena_used);
+    TEST_ASSERT_EQUAL_size_t(0, after.chans);
 }

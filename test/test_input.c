@@ -524,11 +524,65 @@ static void connects_an_input(void *arg)
 void test_connect_input_while_running_is_refused(void)
 {
     static kpn_proc *self; /* the process asks for an input to itself */
+    kpn_stats before, after;
 
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &self, "p", connects_an_input, &self, STACK));
     running_connect_input = KPN_OK;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, running_connect_input);
+    /* nothing carved: no channel, nor the first input's own record */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
+    TEST_ASSERT_EQUAL_size_t(before.arena_used, after.arena_used);
+    TEST_ASSERT_EQUAL_size_t(0, after.chans);
+}
+
+/* kpn_offer and kpn_input_close refuse an ordinary channel with
+ * KPN_EPERM and leave it as it was: no message queued, not closed; its
+ * writer's sends all reach the reader, which sees EOF only after them. */
+static kpn_chan *plain_chan;
+static kpn_status plain_sends[2];
+static uint32_t plain_got[4];
+static unsigned plain_n;
+static kpn_status plain_end;
+
+static void plain_writer(void *arg)
+{
+    uint32_t v;
+    (void)arg;
+    for (v = 0; v < 2; ++v) {
+        uint32_t m = 20 + v;
+        plain_sends[v] = kpn_send(plain_chan, &m);
+    }
+}
+
+static void plain_reader(void *arg)
+{
+    uint32_t v;
+    (void)arg;
+    plain_n = 0;
+    while (plain_n < 4 && (plain_end = kpn_recv(plain_chan, &v)) == KPN_OK)
+        plain_got[plain_n++] = v;
+}
+
+void test_offer_and_close_refused_on_an_ordinary_channel_change_nothing(void)
+{
+    kpn_proc *w = spawn(plain_writer, NULL), *r = spawn(plain_reader, NULL);
+    uint32_t v = 99;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &plain_chan, w, r, sizeof v, 4));
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_offer(plain_chan, &v));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_chan_fill(plain_chan));
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_input_close(plain_chan));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_chan_fill(plain_chan));
+    plain_end = KPN_OK;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, plain_sends[0]);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, plain_sends[1]);
+    TEST_ASSERT_EQUAL_UINT(2, plain_n);
+    TEST_ASSERT_EQUAL_UINT(20, plain_got[0]);
+    TEST_ASSERT_EQUAL_UINT(21, plain_got[1]);
+    TEST_ASSERT_EQUAL_INT(KPN_EOF, plain_end);
 }
 
 /* kpn_offer's rule for a reader that has returned: the message is

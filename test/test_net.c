@@ -186,6 +186,31 @@ void test_release_is_refused_while_running_and_once_released(void)
     }
 }
 
+/* kpn_net_release makes the net's handles stale (kpn.h): every call that
+ * would build on it, place it or pin its processes is refused with
+ * KPN_EINVAL and writes nothing. */
+void test_a_released_net_refuses_every_call_that_builds_on_it(void)
+{
+    static unsigned char reserve[4096];
+    kpn_net *net = NULL;
+    kpn_proc *a = NULL, *p = NULL;
+    unsigned home[2] = {99, 99};
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &a, "a", idle, NULL, KPN_STACK_MIN));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_release(net));
+
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_spawn(net, &p, "p", idle, NULL, KPN_STACK_MIN));
+    TEST_ASSERT_NULL(p);
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, reserve, sizeof reserve));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_place(net, 1, home, 2));
+    TEST_ASSERT_EQUAL_UINT(99, home[0]);
+    TEST_ASSERT_EQUAL_UINT(99, home[1]);
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_proc_pin(a, 0));
+    TEST_ASSERT_NULL(kpn_proc_next(net, NULL));
+    TEST_ASSERT_NULL(kpn_net_fault(net));
+}
+
 /* Two nets in two arenas share nothing. */
 static kpn_chan *chan_of[2];
 static int total_of[2];

@@ -165,11 +165,19 @@ static void adds_reserve(void *arg)
 void test_reserve_add_while_running_is_refused(void)
 {
     kpn_proc *p;
+    kpn_stats st;
 
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&running_net, arena, sizeof arena, NULL));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(running_net, &p, "p", adds_reserve, NULL, 8192));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(running_net));
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, add_while_running);
+    /* the pool is as it was: nothing given, and the region is still the
+     * caller's to give between runs */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(running_net, &st));
+    TEST_ASSERT_EQUAL_size_t(0, st.reserve_size);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(running_net, extra, sizeof extra));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(running_net, &st));
+    TEST_ASSERT_EQUAL_size_t(sizeof extra, st.reserve_size);
 }
 
 void test_the_configured_reserve_is_the_pool(void)

@@ -174,6 +174,24 @@ void test_proc_stats_rejects_null(void)
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_proc_stats_get(p, NULL));
 }
 
+/* kpn.h: a call that fails writes no out-parameter.  A refused
+ * kpn_proc_stats_get (NULL, a process of a net the arena no longer
+ * holds) leaves 'out' as the caller had it. */
+void test_a_refused_proc_stats_call_writes_nothing(void)
+{
+    kpn_proc *p;
+    kpn_proc_stats ps, pattern;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
+    memset(&pattern, 0xA5, sizeof pattern);
+    memcpy(&ps, &pattern, sizeof ps);
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_proc_stats_get(NULL, &ps));
+    TEST_ASSERT_EQUAL_MEMORY(&pattern, &ps, sizeof ps);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_proc_stats_get(p, &ps));
+    TEST_ASSERT_EQUAL_MEMORY(&pattern, &ps, sizeof ps);
+}
+
 /* ------------------------------------------------------------ states */
 
 static kpn_chan *state_chan;

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* kpn_net_stats: totals that agree with what the network did. */
+#include <string.h>
+
 #include "unity.h"
 #include "kpn.h"
 
@@ -58,6 +60,21 @@ void test_stats_reject_null(void)
 
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_stats(NULL, &st));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_stats(net, NULL));
+}
+
+/* kpn.h: a call that fails writes no out-parameter.  A refused
+ * kpn_net_stats (NULL, a released net) leaves 'out' as the caller had it. */
+void test_a_refused_stats_call_writes_nothing(void)
+{
+    kpn_stats st, pattern;
+
+    memset(&pattern, 0xA5, sizeof pattern);
+    memcpy(&st, &pattern, sizeof st);
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_stats(NULL, &st));
+    TEST_ASSERT_EQUAL_MEMORY(&pattern, &st, sizeof st);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_release(net));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_MEMORY(&pattern, &st, sizeof st);
 }
 
 void test_a_fresh_net_counts_nothing(void)
