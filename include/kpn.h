@@ -325,7 +325,8 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity);
  *             of the address space, or a config value out of range
  *             (default_capacity 0, resolve, strict, guard_pages or
  *             stack_fill not 0 or 1, guard_pages in a build without
- *             them or with an arena not aligned to the page size, a
+ *             them, on a port whose page is smaller than 16 bytes, or
+ *             with an arena not aligned to the page size, a
  *             reserve_size from 1 to 63 or, but for KPN_RESERVE_ARENA,
  *             above SIZE_MAX - 16,
  *             runners 0 or above KPN_MAX_RUNNERS or above 1 in a build
@@ -437,9 +438,11 @@ kpn_status kpn_input_close(kpn_chan *in);
  *                 channel and nothing can run.  With cfg.strict 1: a true
  *                 deadlock closed.  Messages stay in place either way.
  *   KPN_ESTACK    a process overflowed its stack (kpn_net_fault names it);
- *                 the net cannot run again.
+ *                 the net cannot run again: every later call returns
+ *                 KPN_ESTACK.
  *   KPN_ETHREAD   the system refused to start a runner thread; nothing ran.
- *   KPN_EINVAL    'net' NULL.
+ *   KPN_EINVAL    'net' NULL, not a net, or stale (released, or its arena
+ *                 given to kpn_net_init again).
  *   KPN_ESTATE    called from inside a process of this net.
  * With several runners, every runner thread has returned when kpn_run
  * does, and everything the processes wrote is visible to the caller.
@@ -475,8 +478,10 @@ kpn_status kpn_proc_pin(kpn_proc *p, unsigned runner);
  * channel whose ends share one needs no cross-runner ordering.  'net'
  * itself is not changed; it may have run on any number of runners.
  * Host thread, not while running.
- * KPN_EINVAL: NULL; runners 0 or above KPN_MAX_RUNNERS, or above 1 in a
- *             build without KPN_THREADS; n below the number of processes.
+ * KPN_EINVAL: 'net' or 'home' NULL, or a stale net; runners 0 or above
+ *             KPN_MAX_RUNNERS, or above 1 in a build without KPN_THREADS;
+ *             n below the number of processes.  'home' is written only
+ *             on success.
  * KPN_ESTATE: the net is running or faulted. */
 kpn_status kpn_place(kpn_net *net, unsigned runners, unsigned *home, size_t n);
 
@@ -487,8 +492,9 @@ kpn_status kpn_place(kpn_net *net, unsigned runners, unsigned *home, size_t n);
  * calling process while the channel is full.  If the reader has exited,
  * the message is dropped, counted in kpn_stats.discarded, and KPN_OK
  * returned: what every live process sees stays the Kahn history.
- * KPN_EINVAL: 'c' or 'msg' NULL.  KPN_EPERM: the caller is not the
- * channel's writer (or not a process).  KPN_ESTATE: the writer closed it. */
+ * KPN_EINVAL: 'c' or 'msg' NULL, or 'c' stale.  KPN_EPERM: the caller is
+ * not the channel's writer (or not a process; an input channel has no
+ * writer in the net).  KPN_ESTATE: the writer closed it. */
 kpn_status kpn_send(kpn_chan *c, const void *msg);
 
 /* Copy the oldest message of 'c' into 'msg'; blocks the calling process
@@ -497,8 +503,8 @@ kpn_status kpn_send(kpn_chan *c, const void *msg);
  * process runs, the message still counts as in the channel (kpn_chan_fill,
  * and a run that stops meanwhile).  KPN_EOF once the channel is closed
  * and drained, and on every later call; 'msg' is untouched then.
- * KPN_EINVAL: 'c' or 'msg' NULL.  KPN_EPERM: the caller is not the
- * channel's reader (or not a process). */
+ * KPN_EINVAL: 'c' or 'msg' NULL, or 'c' stale.  KPN_EPERM: the caller is
+ * not the channel's reader (or not a process). */
 kpn_status kpn_recv(kpn_chan *c, void *msg);
 
 /* The same, checking that the caller's buffer is the channel's message
@@ -512,8 +518,8 @@ kpn_status kpn_recv_sized(kpn_chan *c, void *msg, size_t size);
 
 /* Close 'c' for writing: the reader drains what is queued, then gets
  * KPN_EOF.  Returning from a process function closes all it writes.
- * KPN_EINVAL: NULL.  KPN_EPERM: the caller is not the writer.
- * KPN_ESTATE: already closed. */
+ * KPN_EINVAL: NULL or stale.  KPN_EPERM: the caller is not the writer (the
+ * channel stays open).  KPN_ESTATE: already closed. */
 kpn_status kpn_close(kpn_chan *c);
 
 /* ------------------------------------------------------------------ */
