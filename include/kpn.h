@@ -334,12 +334,15 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity);
  *             below the port's minimum or above
  *             SIZE_MAX / KPN_MAX_RUNNERS / 2, an unknown policy or wake
  *             rule).
- * KPN_ETHREAD: the system refused a runner's semaphore.
+ * KPN_ETHREAD: the system refused a runner's semaphore; those made are
+ *             destroyed, and a net this arena held is discarded all the
+ *             same (the runners' records were written over it).
  * KPN_ENOMEM: the arena cannot hold the net and its reserve pool (also
  *             when their size overflows a size_t).
- * On failure '*net' is not written.  Every handle of a net this arena
- * held before is stale from then on: calls given one return KPN_EINVAL
- * (or NULL, 0). */
+ * On failure '*net' is not written; KPN_EINVAL and KPN_ENOMEM leave the
+ * arena, and any net in it, as they were.  Once a call succeeds, or
+ * fails with KPN_ETHREAD, every handle of a net this arena held before
+ * is stale: calls given one return KPN_EINVAL (or NULL, 0). */
 kpn_status kpn_net_init(kpn_net **net, void *arena, size_t arena_size,
                         const kpn_config *cfg);
 

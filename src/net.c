@@ -202,8 +202,10 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
     if (check_config(&cfg) != KPN_OK)
         return KPN_EINVAL;
 
-    /* Check the whole layout fits before writing a byte: a failed init
-     * leaves the arena, and any net that lives in it, as they were. */
+    /* Check the whole layout fits before writing a byte: an init refused
+     * for its arguments or its size leaves the arena, and any net that
+     * lives in it, as they were (a refused semaphore, below, comes too
+     * late for that). */
     kpni_arena_init(&arena, mem, size);
 #if KPN_GUARD_PAGES
     if (cfg.guard_pages && (uintptr_t)mem % kpn_port_page_size() != 0)
@@ -234,6 +236,15 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
         if (kpn_port_sem_init(runners[i].sem) != 0) {
             while (i-- > 0)
                 kpn_port_sem_destroy(runners[i].sem);
+            /* The runners' records, written over the memory after the
+             * header, are past taking back: a net that lived here has
+             * lost what lay there, and its guard pages.  Leave a
+             * released net under this init's serial, so that the old
+             * net's handles are refused rather than read those bytes,
+             * and the next init here takes a serial of its own. */
+            kpni_memset(net, 0, sizeof *net);
+            net->magic = KPNI_NET_RELEASED;
+            net->serial = serial;
             return KPN_ETHREAD;
         }
     }

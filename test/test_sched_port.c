@@ -255,6 +255,46 @@ void test_a_semaphore_that_fails_gives_ETHREAD_and_destroys_those_made_newest_fi
     TEST_ASSERT_NULL(net);
 }
 
+/* The runners' records of the refused init lie over the old net's
+ * processes: the old net must not be left looking whole. */
+void test_a_semaphore_refused_over_a_net_leaves_its_handles_refused(void)
+{
+    kpn_net *old, *again = NULL;
+    kpn_proc *a, *b;
+    kpn_chan *c = NULL;
+    kpn_config cfg;
+    kpn_stats st;
+    kpn_proc_stats ps;
+
+    init_net(1);
+    old = net;
+    kpn_port_init_Ignore();
+    a = spawn();
+    b = spawn();
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(old, &c, a, b, sizeof(int), 4));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(old, &st));
+
+    sem_seen.inits = 0;
+    sem_seen.destroys = 0;
+    kpn_port_sem_init_StubWithCallback(refuse_the_third_sem);
+    kpn_port_sem_destroy_StubWithCallback(record_destroy);
+    kpn_config_default(&cfg);
+    cfg.runners = 4;
+    TEST_ASSERT_EQUAL_INT(KPN_ETHREAD, kpn_net_init(&again, arena, sizeof arena, &cfg));
+    TEST_ASSERT_NULL(again);
+
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_stats(old, &st));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_proc_stats_get(a, &ps));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_run(old));
+    TEST_ASSERT_NULL(kpn_proc_next(old, NULL));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_chan_capacity(c));
+
+    /* and the arena takes a net again */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&again, arena, sizeof arena, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(again, &st));
+    TEST_ASSERT_EQUAL_size_t(0, st.procs);
+}
+
 /* ---- input: a net whose reader waits on an input sleeps in the idle hook ---- */
 
 static kpn_proc *input_reader;
