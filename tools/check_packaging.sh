@@ -13,7 +13,8 @@
 #   (c) CMake add_subdirectory of this tree (each port), and FetchContent
 #   (d) the amalgamation: cc -c kpn.c, linked with -lpthread, run; also
 #       -DKPN_PORT=posix, and warning-free under -std=c99 -pedantic, by
-#       cc and clang, also with threads off and the compact layout
+#       cc and clang, also with threads off and the compact layout;
+#       kpn.h included from C++ (tools/consumer/main.cpp), linked with it
 #   (e) the amalgamation for Cortex-M4 and RV64, freestanding (skipped
 #       with a message when the cross compiler is missing)
 #   (f) README's vendoring steps: the named files copied into an empty
@@ -167,6 +168,14 @@ if [ "$host_port" = amd64 ]; then
     nm "$APP/kpn.o" | grep -q swapcontext && die "amd64 amalgamation uses ucontext"
     ok "(d) amalgamation on x86-64 picked the assembly switch"
 fi
+# kpn.h from C++, linked against the C object, with each C++ compiler here
+cp tools/consumer/main.cpp "$APP/"
+for cxx in c++ clang++; do
+    command -v $cxx >/dev/null 2>&1 || continue
+    (cd "$APP" && $cxx -std=c++11 -pedantic -Wall -Wextra -Werror -O2 main.cpp kpn.o -lpthread -o app-cxx) >"$log" 2>&1 ||
+        { cat "$log"; die "kpn.h does not build from C++ ($cxx)"; }
+    ok "(d) kpn.h from C++ ($cxx -std=c++11 -pedantic -Wall -Wextra -Werror), with the C object: $(run_app "$APP/app-cxx")"
+done
 new_app amalgamation-posix
 cp $amal/kpn.c $amal/kpn.h "$APP/"
 run_block amalgamation-posix "$APP"

@@ -51,7 +51,8 @@ for group in "$@"; do
         want x264 'have x264' "the reference encoder the H.264 example is compared with" ;;
     packaging)
         want cmake 'have cmake' "the CMake consumers of check-packaging"
-        want pkg-config 'have pkg-config' "the pkg-config consumer of check-packaging" ;;
+        want pkg-config 'have pkg-config' "the pkg-config consumer of check-packaging"
+        want g++ 'have c++' "the C++ consumer of check-packaging" ;;
     *)
         echo "deps.sh: unknown group '$group'" >&2; exit 2 ;;
     esac
