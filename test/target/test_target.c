@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The Cortex-M port under QEMU: whole networks, the resolver, faults, FP state per process, input from SysTick. */
+/* A bare-metal port under QEMU (Cortex-M, RISC-V): whole networks, the resolver, faults, FP state per process, input from a timer interrupt. */
 #include "unity.h"
 #include "kpn.h"
 #include "support/helpers.h"
@@ -288,11 +288,11 @@ void test_stack_overflow_is_caught_as_estack(void)
 /* ------------------------------------------------------------------ */
 /* Floating-point control state belongs to each process. */
 
-#if defined(__ARM_FP)
+#if KT_FP
 struct fp {
     kpn_chan *ab, *ba;
     uint32_t mode_a, mode_b;
-    uint32_t start_a, start_b;    /* FPSCR control bits each started with */
+    uint32_t start_a, start_b;    /* FP control bits each started with */
     uint32_t fpca_plain;          /* CONTROL.FPCA in a process without FP */
     int drift;
 };
@@ -302,12 +302,12 @@ static void fp_a(void *arg)
     struct fp *f = arg;
     uint32_t i, v = 0;
 
-    f->start_a = kt_fpscr_read() & KT_FPSCR_CONTROL;
-    kt_fpscr_write(f->mode_a);
+    f->start_a = kt_fp_control_read();
+    kt_fp_control_write(f->mode_a);
     for (i = 0; i < 20; ++i) {
         kpn_send(f->ab, &v);
         kpn_recv(f->ba, &v);
-        f->drift |= (kt_fpscr_read() & KT_FPSCR_CONTROL) != f->mode_a;
+        f->drift |= kt_fp_control_read() != f->mode_a;
     }
 }
 
@@ -316,10 +316,10 @@ static void fp_b(void *arg)
     struct fp *f = arg;
     uint32_t v;
 
-    f->start_b = kt_fpscr_read() & KT_FPSCR_CONTROL;
-    kt_fpscr_write(f->mode_b);
+    f->start_b = kt_fp_control_read();
+    kt_fp_control_write(f->mode_b);
     while (kpn_recv(f->ab, &v) == KPN_OK) {
-        f->drift |= (kt_fpscr_read() & KT_FPSCR_CONTROL) != f->mode_b;
+        f->drift |= kt_fp_control_read() != f->mode_b;
         kpn_send(f->ba, &v);
     }
 }
@@ -327,28 +327,33 @@ static void fp_b(void *arg)
 static void fp_plain(void *arg)
 {
     struct fp *f = arg;
+#if KT_FP_LAZY
     f->fpca_plain = kt_control_read() & 4u;
+#else
+    (void)f;
+#endif
 }
 #endif
 
+/* FPSCR on Cortex-M, fcsr on RISC-V. */
 void test_fpscr_is_kept_per_process_and_starts_default(void)
 {
-#if defined(__ARM_FP)
+#if KT_FP
     static struct fp f;
-    const uint32_t host_mode = KT_FPSCR_RM_MINUS;
+    const uint32_t host_mode = KT_FP_MODE_HOST;
     kpn_proc *a, *b;
 
-    f.mode_a = KT_FPSCR_RM_ZERO | KT_FPSCR_FZ;
-    f.mode_b = KT_FPSCR_RM_PLUS | KT_FPSCR_DN;
+    f.mode_a = KT_FP_MODE_A;
+    f.mode_b = KT_FP_MODE_B;
     a = spawn("a", fp_a, &f, STACK);
     b = spawn("b", fp_b, &f, STACK);
     spawn("plain", fp_plain, &f, STACK);
     f.ab = connect(a, b, 1);
     f.ba = connect(b, a, 1);
-    kt_fpscr_write(host_mode);
+    kt_fp_control_write(host_mode);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
-    TEST_ASSERT_EQUAL_HEX32(host_mode, kt_fpscr_read() & KT_FPSCR_CONTROL);
-    kt_fpscr_write(0);
+    TEST_ASSERT_EQUAL_HEX32(host_mode, kt_fp_control_read());
+    kt_fp_control_write(0);
     TEST_ASSERT_EQUAL_HEX32(0, f.start_a);
     TEST_ASSERT_EQUAL_HEX32(0, f.start_b);
     TEST_ASSERT_FALSE(f.drift);
@@ -415,7 +420,8 @@ void test_a_build_without_threads_refuses_runners_and_guard_pages(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* Input: EFULL, and SysTick feeding a running net that idles in WFI. */
+/* Input: EFULL, and a timer interrupt (SysTick, the CLINT's) feeding a
+ * running net that idles in WFI. */
 
 struct filter {
     kpn_chan *in, *out;
@@ -473,11 +479,11 @@ static struct tick {
 
 /* Offers 1..TICKS, one per tick, then closes the input.  Also counts
  * the ticks that found the CPU asleep in the port's idle hook. */
-KT_ISR_WITH_PC(systick_handler, on_tick)
+KT_ISR_WITH_PC(on_tick)
 
-void on_tick(uint32_t pc)
+void on_tick(uintptr_t pc)
 {
-    uint32_t idle = (uint32_t)(uintptr_t)kpn_port_idle_wait & ~1u;
+    uintptr_t idle = (uintptr_t)kpn_port_idle_wait & ~(uintptr_t)1;
 
     tick.interrupts++;
     if (pc >= idle && pc < idle + 64u)
@@ -490,7 +496,7 @@ void on_tick(uint32_t pc)
             tick.efull++;
     } else {
         kpn_input_close(tick.in);
-        kt_systick_stop();
+        kt_tick_stop();
     }
 }
 
@@ -510,9 +516,9 @@ void test_systick_feeds_a_running_net_that_idles_between(void)
     tick.in = f.in;
     tick.next = 1;
     tick.efull = tick.idle_hits = tick.interrupts = 0;
-    kt_systick_start(KT_TICK_CYCLES);
+    kt_tick_start(KT_TICK_PERIOD);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
-    kt_systick_stop();
+    kt_tick_stop();
     for (i = 1; i <= TICKS; ++i)
         if (i % 3u != 0)
             expect += 2u * i;
@@ -563,12 +569,7 @@ void test_stack_min_covers_a_process_and_an_exception_frame(void)
     kpn_proc *procs[3];
     kpn_proc_stats ps;
     size_t peak = 0, guard, i;
-    /* an exception stacks 8 words, 26 with live FP state (and alignment) */
-#if defined(__ARM_FP)
-    const size_t frame = 104;
-#else
-    const size_t frame = 32;
-#endif
+    const size_t frame = KT_IRQ_FRAME; /* target.h */
 
     procs[0] = spawn("source", fsource, &p, STACK);
     procs[1] = spawn("scale", fscale, &p, STACK);

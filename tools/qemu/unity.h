@@ -1,8 +1,9 @@
 /*
  * tools/qemu/unity.h - run kpn's Unity-style target tests on a bare
- * Cortex-M under QEMU, printing through ARM semihosting.
+ * Cortex-M or RISC-V under QEMU, printing through semihosting.
  *
- * `make test-qemu` (tools/test_qemu.sh) compiles test/target/test_*.c
+ * `make test-qemu` (tools/test_qemu.sh) and `make test-qemu-riscv`
+ * (tools/test_qemu_riscv.sh) compile test/target/test_*.c
  * with -Itools/qemu, so their `#include "unity.h"` lands here; the runner
  * the script writes calls each test between setUp() and tearDown() and
  * ends with "N passed, N failed".  Real Unity never sees this file.
@@ -22,9 +23,10 @@
  *
  * A failure prints "file:line:test:FAIL: ..." and ends the test by
  * longjmp when it happens on the host thread.  Inside a kpn process (on
- * PSP, its own stack) a longjmp would leave the stack selection behind,
- * so there a failure is recorded and the process goes on; the test fails
- * when it returns.  Assert after kpn_run where you can.
+ * its own stack; PSP on Cortex-M) a longjmp would leave the net
+ * mid-switch and, on Cortex-M, the stack selection behind, so there a
+ * failure is recorded and the process goes on; the test fails when it
+ * returns.  Assert after kpn_run where you can.
  */
 #ifndef KPN_TOOLS_QEMU_UNITY_H
 #define KPN_TOOLS_QEMU_UNITY_H

@@ -1,9 +1,41 @@
 /* SPDX-License-Identifier: MIT */
-/* The Unity adapter's runtime for bare Cortex-M under QEMU: semihosting output, pass/fail counts, exit. */
-#include <setjmp.h>
+/* The Unity adapter's runtime for bare Cortex-M and RISC-V under QEMU: semihosting output, pass/fail counts, exit. */
 #include <stdint.h>
 
 #include "unity.h"
+
+#if defined(__riscv)
+/* RISC-V semihosting: operation in a0, argument in a1, and the ebreak
+ * between two hints that tells the debugger it is a semihosting call.
+ * The three must be uncompressed and on one page: a function of its
+ * own, 16 bytes in a 16-aligned section, which linker relaxation
+ * cannot shift inside (an aligned sequence in inline asm can be). */
+__asm__(".pushsection .text.kt_semihost_call, \"ax\", @progbits\n"
+        ".option push\n"
+        ".option norvc\n"
+        ".balign 16\n"
+        ".type kt_semihost_call, @function\n"
+        "kt_semihost_call:\n"
+        "    slli x0, x0, 0x1f\n"
+        "    ebreak\n"
+        "    srai x0, x0, 7\n"
+        "    ret\n"
+        ".size kt_semihost_call, . - kt_semihost_call\n"
+        ".option pop\n"
+        ".popsection");
+long kt_semihost_call(long op, const void *arg);
+
+static int semihost(int op, const void *arg)
+{
+    return (int)kt_semihost_call(op, arg);
+}
+
+/* No C library: GCC's own setjmp, which saves what the frame needs. */
+typedef void *kt_jmp_buf[5];
+#define kt_setjmp(b) __builtin_setjmp(b)
+#define kt_longjmp(b) __builtin_longjmp((b), 1)
+#else
+#include <setjmp.h>
 
 /* ARM semihosting: operation in r0, argument in r1, BKPT 0xAB (M profile). */
 static int semihost(int op, const void *arg)
@@ -13,6 +45,11 @@ static int semihost(int op, const void *arg)
     __asm__ volatile("bkpt 0xab" : "+r"(r0) : "r"(r1) : "memory");
     return r0;
 }
+
+typedef jmp_buf kt_jmp_buf;
+#define kt_setjmp(b) setjmp(b)
+#define kt_longjmp(b) longjmp((b), 1)
+#endif
 
 #define SYS_WRITE0 0x04
 #define SYS_EXIT 0x18
@@ -47,27 +84,49 @@ static void print_int(int64_t v)
     }
 }
 
-/* SYS_EXIT: QEMU exits 0 for "application exit", 1 for anything else. */
+/* SYS_EXIT: QEMU exits 0 for "application exit", 1 for anything else.
+ * The 32-bit call takes the reason itself; the 64-bit one (RV64 too, in
+ * QEMU's semihosting) a block of reason and exit status. */
 void kt_exit(int failed)
 {
-    semihost(SYS_EXIT, (const void *)(uintptr_t)(failed ? ADP_STOPPED_RUN_TIME_ERROR
-                                                         : ADP_STOPPED_APPLICATION_EXIT));
+    uintptr_t reason = failed ? ADP_STOPPED_RUN_TIME_ERROR : ADP_STOPPED_APPLICATION_EXIT;
+#if UINTPTR_MAX > 0xFFFFFFFFu
+    static uintptr_t block[2];
+
+    block[0] = reason;
+    block[1] = (uintptr_t)failed;
+    semihost(SYS_EXIT, block);
+#else
+    semihost(SYS_EXIT, (const void *)reason);
+#endif
     for (;;)
         ;
 }
 
 static const char *current_file, *current_test;
-static jmp_buf test_exit;
+static kt_jmp_buf test_exit;
 static int test_failed, test_ignored;
 static unsigned passed, failed, ignored;
 
-/* On PSP (inside a kpn process) a longjmp cannot go back: see unity.h. */
+/* Inside a kpn process a longjmp cannot go back: see unity.h.  A
+ * process runs on PSP on Cortex-M; on RISC-V, anywhere but the host's
+ * stack (tools/qemu/riscv/link_riscv.ld). */
+#if defined(__riscv)
+extern unsigned char __stack_limit[], __stack_top[];
+
+static int on_process_stack(void)
+{
+    unsigned char here;
+    return &here < __stack_limit || &here >= __stack_top;
+}
+#else
 static int on_process_stack(void)
 {
     uint32_t control;
     __asm__ volatile("mrs %0, control" : "=r"(control));
     return (control & 2u) != 0;
 }
+#endif
 
 static void fail_head(int line, const char *what)
 {
@@ -89,7 +148,7 @@ static void fail_tail(const char *msg)
     kt_print("\n");
     test_failed = 1;
     if (!on_process_stack())
-        longjmp(test_exit, 1);
+        kt_longjmp(test_exit);
 }
 
 void kt_unity_fail(int line, const char *what, const char *msg)
@@ -120,7 +179,7 @@ void kt_unity_ignore(int line, const char *msg)
     kt_print("\n");
     test_ignored = 1;
     if (!on_process_stack())
-        longjmp(test_exit, 1);
+        kt_longjmp(test_exit);
 }
 
 void kt_unity_message(const char *msg)
@@ -153,11 +212,11 @@ void kt_unity_run(void (*test)(void), const char *name)
 {
     current_test = name;
     test_failed = test_ignored = 0;
-    if (setjmp(test_exit) == 0) {
+    if (kt_setjmp(test_exit) == 0) {
         setUp();
         test();
     }
-    if (setjmp(test_exit) == 0)
+    if (kt_setjmp(test_exit) == 0)
         tearDown();
     if (test_failed) {
         failed++;

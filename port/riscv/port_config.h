@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* The RISC-V port's settings: measured stack minimum and guard; the core includes this when built with -DKPN_PORT_CONFIG='"riscv/port_config.h"'. */
+#ifndef KPN_PORT_RISCV_CONFIG_H
+#define KPN_PORT_RISCV_CONFIG_H
+
+/*
+ * The smallest process stack, measured under QEMU by test/target/
+ * (test_stack_min prints the figures, make test-qemu-riscv), with the
+ * core at -Os (-O2 gives the same): a process that sends and receives
+ * from a shallow function peaks at PEAK bytes, the switch frame
+ * included.  An interrupt that lands on it adds what the trap entry
+ * stores there: RISC-V stacks nothing in hardware, so this assumes an
+ * entry that stores the caller-saved registers (and, with F or D, the
+ * caller-saved FP registers and fcsr) on the interrupted stack and runs
+ * the handler on a stack of its own, as tools/qemu/riscv/crt0_riscv.S
+ * and FreeRTOS's RISC-V port do.  The guard band is inside the stack.
+ * So the minimum is guard + peak + trap frame, and 16 bytes of margin:
+ *
+ *                 guard + peak + frame
+ *     RV32           32 +  128 +   64 = 224  ->  240
+ *     RV32 F         32 +  176 +  160 = 368  ->  384
+ *     RV32 D         32 +  224 +  240 = 496  ->  512
+ *     RV64           32 +  208 +  128 = 368  ->  384
+ *     RV64 F         32 +  256 +  224 = 512  ->  528
+ *     RV64 D         32 +  304 +  304 = 640  ->  656
+ *
+ * A handler that runs on the interrupted stack needs its own depth on
+ * top (kpn_offer's included); one that moves to its own stack before
+ * storing anything (mscratch) needs no frame here.  The core built at
+ * -O0 peaks far higher (740 B on RV32, 1064 B on RV64): set
+ * KPN_STACK_MIN for such a build.  A process that calls deeper needs
+ * what its calls need (size it with kpn_proc_stats' high-water mark).
+ */
+#ifndef KPN_STACK_MIN
+#if __riscv_xlen == 64
+#if defined(__riscv_flen) && __riscv_flen == 64
+#define KPN_STACK_MIN 656u
+#elif defined(__riscv_flen)
+#define KPN_STACK_MIN 528u
+#else
+#define KPN_STACK_MIN 384u
+#endif
+#else
+#if defined(__riscv_flen) && __riscv_flen == 64
+#define KPN_STACK_MIN 512u
+#elif defined(__riscv_flen)
+#define KPN_STACK_MIN 384u
+#else
+#define KPN_STACK_MIN 240u
+#endif
+#endif
+#endif
+
+/* Two words of pattern at the bottom of each stack are checked at every
+ * switch; the rest of the band whole at the end of a run. */
+#ifndef KPN_STACK_GUARD
+#define KPN_STACK_GUARD 32
+#endif
+
+#endif /* KPN_PORT_RISCV_CONFIG_H */
