@@ -68,7 +68,7 @@ VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-s
                 --fair-sched=yes
 
 .PHONY: all lib test test-port test-bins sanitize tsan test-yield valgrind coverage fuzz fuzz-api fuzz-yield \
-        check-ceedling-links check-cli check-embedded test-qemu firmware examples bench-bins demo bench scaling clean help
+        check-ceedling-links check-cli check-embedded test-qemu test-qemu-riscv firmware examples bench-bins demo bench scaling clean help
 .DELETE_ON_ERROR:
 # keep generated runners: gcovr reads them, and they need no rebuilding
 .SECONDARY:
@@ -87,8 +87,9 @@ help:
 	@echo "make fuzz [FUZZ_SECONDS=60]   libFuzzer over random networks against a reference interpreter"
 	@echo "make fuzz-api [FUZZ_SECONDS=60] libFuzzer over hostile API call sequences (docs/errors.md)"
 	@echo "make fuzz-yield [FUZZ_SECONDS=60] make fuzz, its library giving up the CPU at random (races)"
-	@echo "make check-embedded           the core and the Cortex-M port for M4F, M3, M0, M33, M23, RV64: libc check, footprint"
+	@echo "make check-embedded           the core and the bare-metal ports for M4F, M3, M0, M33, M23, RV32, RV64: libc check, footprint"
 	@echo "make test-qemu                the Cortex-M port's target tests under QEMU (M4F, M3, M0 code, M33F, M23 code)"
+	@echo "make test-qemu-riscv          the RISC-V port's target tests under QEMU virt (RV32 and RV64, without FP, with F, with D)"
 	@echo "make firmware                 examples/firmware, built and run under QEMU"
 	@echo "make check-ceedling-links     each test built the way Ceedling builds it"
 	@echo "make examples [PORT=...]      build/PORT/examples/*: programs that teach, AES, H.264"
@@ -238,6 +239,12 @@ check-embedded:
 test-qemu:
 	@sh tools/deps.sh cross qemu
 	@sh tools/test_qemu.sh
+
+# The RISC-V port's target tests under QEMU's virt machine: RV32 and
+# RV64, each without FP, with F and with D (tools/test_qemu_riscv.sh).
+test-qemu-riscv:
+	@sh tools/deps.sh cross qemu-riscv
+	@sh tools/test_qemu_riscv.sh
 
 # examples/firmware: a Cortex-M4F firmware, built and run under QEMU.
 firmware:

@@ -1,17 +1,17 @@
 #!/bin/sh
-# check_embedded.sh - the portable core and the Cortex-M port as firmware
-# builds them, and the footprint figures from a real target build.
+# check_embedded.sh - the portable core and the bare-metal ports as
+# firmware builds them, and the footprint figures from a real target build.
 #
 #   sh tools/check_embedded.sh
 #
-# 1. The core alone for Cortex-M4F, Cortex-M3, Cortex-M0 (ARMv6-M) and
-#    RV64, at -Os, with and without -ffreestanding (RV64: only with, the
-#    toolchain has no libc headers): it must need nothing
+# 1. The core alone for Cortex-M4F, Cortex-M3, Cortex-M0 (ARMv6-M), RV32
+#    and RV64, at -Os, with and without -ffreestanding (RISC-V: only with,
+#    the toolchain has no libc headers): it must need nothing
 #    from libc but memcpy and memset (port functions and the compiler's
 #    own runtime aside), and no allocator.
 # 2. The Cortex-M port, with the core, for M4F, M3 and M0, and for the
-#    ARMv8-M M33 (with FPU) and M23; and
-#    port/template/, compile.
+#    ARMv8-M M33 (with FPU) and M23; the RISC-V port for RV32 and RV64,
+#    each without FP, with F and with D; and port/template/, compile.
 # 3. Sizes on the Cortex-M4F: .text + .rodata of every core object, and
 #    of the core as linked into tools/qemu/footprint.c (a pipeline with
 #    the resolver, --gc-sections), read from the linker map.
@@ -51,6 +51,7 @@ M4F="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
 M3="-mcpu=cortex-m3 -mthumb"
 M0="-mcpu=cortex-m0 -mthumb"
 RV="-march=rv64imac -mabi=lp64"
+RV32="-march=rv32imac -mabi=ilp32"
 for v in "" "-ffreestanding"; do
     tag=""; [ -n "$v" ] && tag="-freestanding"
     core cortex-m4f arm-none-eabi-gcc "$M4F" "$tag" "$v"
@@ -59,6 +60,7 @@ for v in "" "-ffreestanding"; do
     # Debian's riscv64-unknown-elf-gcc comes without a C library, so
     # <stdint.h> exists only freestanding
     [ -n "$v" ] && core rv64 riscv64-unknown-elf-gcc "$RV" "$tag" "$v"
+    [ -n "$v" ] && core rv32 riscv64-unknown-elf-gcc "$RV32" "$tag" "$v"
 done
 
 M33F="-mcpu=cortex-m33 -mthumb -mfloat-abi=hard -mfpu=fpv5-sp-d16"
@@ -73,6 +75,17 @@ for t in "cortex-m4f:$M4F" "cortex-m3:$M3" "cortex-m0:$M0" "cortex-m33f:$M33F" "
     arm-none-eabi-gcc $fl -c port/cortex-m/switch_cortexm.S -o "$OUT/switch_$name.o"
 done
 echo "== port/cortex-m builds for M4F, M3, M0 (ARMv6-M), M33F and M23 (ARMv8-M)"
+# GCC 12 wants Zicsr named for the port's mstatus access (F implies it)
+for t in "rv32:-march=rv32imac_zicsr -mabi=ilp32" "rv32f:-march=rv32imafc -mabi=ilp32f" \
+         "rv32d:-march=rv32imafdc -mabi=ilp32d" "rv64:-march=rv64imac_zicsr -mabi=lp64" \
+         "rv64f:-march=rv64imafc -mabi=lp64f" "rv64d:-march=rv64gc -mabi=lp64d"; do
+    name=${t%%:*}; fl=${t#*:}
+    # shellcheck disable=SC2086
+    riscv64-unknown-elf-gcc $WARN $fl -ffreestanding -Os -Iinclude -Iport -c port/riscv/port_riscv.c -o "$OUT/port_$name.o"
+    # shellcheck disable=SC2086
+    riscv64-unknown-elf-gcc $fl -c port/riscv/switch_riscv.S -o "$OUT/switch_$name.o"
+done
+echo "== port/riscv builds for RV32 and RV64, each without FP, with F and with D"
 # shellcheck disable=SC2086
 arm-none-eabi-gcc $WARN $M4F -Os -Iinclude -Iport -c port/template/port_template.c -o "$OUT/port_template.o"
 ${CC:-cc} $WARN -Os -Iinclude -Iport -c port/template/port_template.c -o "$OUT/port_template_host.o"

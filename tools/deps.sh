@@ -6,7 +6,8 @@
 # Groups: test (cmocka, mbedTLS: the suite and the AES example), clang
 # (ThreadSanitizer, libFuzzer, the clang build), cross (arm-none-eabi and
 # riscv64-unknown-elf gcc: check-embedded), qemu (qemu-system-arm:
-# test-qemu, firmware), gcovr (coverage), valgrind, gnuplot (bench plots),
+# test-qemu, firmware), qemu-riscv (qemu-system-misc, whose
+# qemu-system-riscv32/64 run test-qemu-riscv), gcovr (coverage), valgrind, gnuplot (bench plots),
 # ffmpeg (decoding the H.264 example's stream), x264 (the encoder
 # tools/compare_h264.sh compares it with), packaging (cmake and
 # pkg-config: check-packaging).
@@ -39,6 +40,8 @@ for group in "$@"; do
         want gcc-riscv64-unknown-elf 'have riscv64-unknown-elf-gcc' "the RISC-V build" ;;
     qemu)
         want qemu-system-arm 'have qemu-system-arm' "runs the Cortex-M firmware and target tests" ;;
+    qemu-riscv)
+        want qemu-system-misc 'have qemu-system-riscv32 && have qemu-system-riscv64' "runs the RISC-V port's target tests (qemu-system-riscv32/64)" ;;
     gcovr)
         want gcovr 'have gcovr' "line and branch coverage" ;;
     valgrind)
