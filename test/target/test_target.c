@@ -363,6 +363,61 @@ void test_fpscr_is_kept_per_process_and_starts_default(void)
 #endif
 }
 
+/* Values the compiler keeps in callee-saved FP registers (s16-s31,
+ * fs0-fs11) across kpn_send and kpn_recv: two processes compute the
+ * same series from different seeds, so a switch that lost one's
+ * registers to the other's shows in the results. */
+
+#define FREG_ROUNDS 30
+
+struct fregs {
+    kpn_chan *ab, *ba;
+    float out_a, out_b;
+};
+
+static float freg_series(kpn_chan *out, kpn_chan *in, float seed)
+{
+    float x = seed, y = seed * 0.5f, z = seed + 1.0f;
+    uint32_t v = 0;
+    unsigned i;
+
+    for (i = 0; i < FREG_ROUNDS; ++i) {
+        if (out != NULL)
+            kpn_send(out, &v);
+        if (in != NULL)
+            kpn_recv(in, &v);
+        x = x * 0.75f + y;
+        y = y * 0.5f + z;
+        z = z * 0.25f + x;
+    }
+    return x + y + z;
+}
+
+static void freg_a(void *arg)
+{
+    struct fregs *f = arg;
+    f->out_a = freg_series(f->ab, f->ba, 3.0f);
+}
+
+static void freg_b(void *arg)
+{
+    struct fregs *f = arg;
+    f->out_b = freg_series(f->ba, f->ab, 7.0f);
+}
+
+void test_fp_registers_survive_a_switch(void)
+{
+    static struct fregs f;
+    kpn_proc *a = spawn("a", freg_a, &f, STACK);
+    kpn_proc *b = spawn("b", freg_b, &f, STACK);
+
+    f.ab = connect(a, b, 1);
+    f.ba = connect(b, a, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_TRUE(f.out_a == freg_series(NULL, NULL, 3.0f));
+    TEST_ASSERT_TRUE(f.out_b == freg_series(NULL, NULL, 7.0f));
+}
+
 /* ------------------------------------------------------------------ */
 /* The host thread is not a process. */
 
