@@ -86,9 +86,9 @@ typedef struct kpn_chan kpn_chan;
 
 /* Smallest stack, in bytes, that kpn_spawn accepts.  A port for a small
  * target sets its own in its port_config.h, which the library's build
- * takes (the Cortex-M port's, by the target alone), or the build is given
- * -DKPN_STACK_MIN=...; a program that includes kpn.h alone sees the
- * value below unless it is built with the same setting.
+ * takes (the Cortex-M and RISC-V ports', by the target alone), or the
+ * build is given -DKPN_STACK_MIN=...; a program that includes kpn.h
+ * alone sees the value below unless it is built with the same setting.
  * kpn_stack_min() says what the library was built with.  The hosted
  * default, 4096, holds what a process that
  * calls ordinary libc functions needs, measured on x86-64 glibc with
@@ -101,8 +101,9 @@ typedef struct kpn_chan kpn_chan;
  * high-water mark in kpn_proc_stats.  Not enough for printf of huge
  * floating-point values (glibc: 27 KiB for a long double of 1e4000) nor
  * for a signal handler: on a hosted system that may deliver signals to a
- * process, give it 8 KiB or more, or use sigaltstack.  The Cortex-M
- * port measures its own (304 bytes, docs/porting.md). */
+ * process, give it 8 KiB or more, or use sigaltstack.  The bare-metal
+ * ports measure their own (docs/porting.md): 304 bytes on a Cortex-M,
+ * 240 to 656 on RISC-V. */
 #ifndef KPN_STACK_MIN
 #define KPN_STACK_MIN 4096u
 #endif
@@ -425,9 +426,9 @@ kpn_status kpn_input_close(kpn_chan *in);
  * runner runs out of work, or within 256 process switches of a runner).
  * With input channels: while a process waits on an open input and
  * nothing else can run, kpn_run does not return but sleeps in the port's
- * idle hook (WFI on Cortex-M, a condition variable on POSIX) until an
- * offer or a close comes; it returns once every awaited input is closed
- * and the net is at rest.
+ * idle hook (WFI on Cortex-M and RISC-V, a condition variable on POSIX)
+ * until an offer or a close comes; it returns once every awaited input
+ * is closed and the net is at rest.
  *   KPN_OK        every process has exited or waits on a read that no
  *                 process can ever satisfy (Kahn termination).
  *   KPN_ERESERVE  an artificial deadlock needs a channel to grow and the

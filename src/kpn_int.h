@@ -5,9 +5,10 @@
 
 /* The user's options come first, then the port's measured settings
  * (KPN_STACK_MIN, layout defaults), so that either may set what kpn.h
- * and the defaults below only fill in.  A bare-metal Cortex-M build finds
- * its port's settings by the target alone, with no flags; another port
- * names its header with -DKPN_PORT_CONFIG='"NAME/port_config.h"'. */
+ * and the defaults below only fill in.  A bare-metal Cortex-M or RISC-V
+ * build finds its port's settings by the target alone, with no flags;
+ * another port names its header with
+ * -DKPN_PORT_CONFIG='"NAME/port_config.h"'. */
 #ifdef KPN_CONFIG_FILE
 #include KPN_CONFIG_FILE
 #endif
@@ -17,6 +18,8 @@
     (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || \
      defined(__ARM_ARCH_8M_BASE__) || defined(__ARM_ARCH_8M_MAIN__))
 #include "cortex-m/port_config.h"
+#elif !defined(__unix__) && !defined(__APPLE__) && defined(__riscv)
+#include "riscv/port_config.h"
 #endif
 
 #include "kpn.h"

@@ -24,6 +24,7 @@ PORT_TABLE='
 amd64 ; defined(__x86_64__) && defined(__ELF__) && defined(__unix__) && __STDC_HOSTED__ == 1 && !(defined(__CET__) && (__CET__ & 2)) ; port/amd64/port_amd64.c port/amd64/switch_amd64.S ; port/pthread/thread_pthread.c
 posix ; (defined(__unix__) || defined(__APPLE__)) && __STDC_HOSTED__ == 1 ; port/posix/port_posix.c ; port/pthread/thread_pthread.c
 cortex_m ; !defined(__unix__) && !defined(__APPLE__) && (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_BASE__) || defined(__ARM_ARCH_8M_MAIN__)) ; port/cortex-m/port_cortexm.c port/cortex-m/switch_cortexm.S ;
+riscv ; !defined(__unix__) && !defined(__APPLE__) && defined(__riscv) ; port/riscv/port_riscv.c port/riscv/switch_riscv.S ;
 none  ; 1 ; ;
 '
 

@@ -75,9 +75,8 @@ for t in "cortex-m4f:$M4F" "cortex-m3:$M3" "cortex-m0:$M0" "cortex-m33f:$M33F" "
     arm-none-eabi-gcc $fl -c port/cortex-m/switch_cortexm.S -o "$OUT/switch_$name.o"
 done
 echo "== port/cortex-m builds for M4F, M3, M0 (ARMv6-M), M33F and M23 (ARMv8-M)"
-# GCC 12 wants Zicsr named for the port's mstatus access (F implies it)
-for t in "rv32:-march=rv32imac_zicsr -mabi=ilp32" "rv32f:-march=rv32imafc -mabi=ilp32f" \
-         "rv32d:-march=rv32imafdc -mabi=ilp32d" "rv64:-march=rv64imac_zicsr -mabi=lp64" \
+for t in "rv32:-march=rv32imac -mabi=ilp32" "rv32f:-march=rv32imafc -mabi=ilp32f" \
+         "rv32d:-march=rv32imafdc -mabi=ilp32d" "rv64:-march=rv64imac -mabi=lp64" \
          "rv64f:-march=rv64imafc -mabi=lp64f" "rv64d:-march=rv64gc -mabi=lp64d"; do
     name=${t%%:*}; fl=${t#*:}
     # shellcheck disable=SC2086

@@ -15,8 +15,9 @@
 #       -DKPN_PORT=posix, and warning-free under -std=c99 -pedantic, by
 #       cc and clang, also with threads off and the compact layout;
 #       kpn.h included from C++ (tools/consumer/main.cpp), linked with it
-#   (e) the amalgamation for Cortex-M4 and RV64, freestanding (skipped
-#       with a message when the cross compiler is missing)
+#   (e) the amalgamation for Cortex-M4 and RV64, freestanding, each with
+#       its port (skipped with a message when the cross compiler is
+#       missing)
 #   (f) README's vendoring steps: the named files copied into an empty
 #       folder and built with plain cc, for amd64, posix and bare metal
 #
@@ -205,6 +206,8 @@ for target in cortex-m4 rv64; do
     prefix=${xcc%gcc}
     undefined=$(${prefix}nm -u "$APP/kpn.o" | awk '{print $2}' | sort -u | tr '\n' ' ')
     ok "(e) amalgamation for $target ($(readme_block amalgamation-$target)), warning-free; needs: $undefined"
+    # the port it holds: the target's own, not 'none'
+    ${prefix}nm "$APP/kpn.o" | grep -q ' T kpn_port_switch$' || die "$target amalgamation holds no port"
     # the settings the split build takes for the target, the port's own
     # (a Cortex-M's stack minimum) included; KPN_THREADS is spelt
     # differently, the amalgamation setting it by the port it picks

@@ -20,7 +20,7 @@
 # C library) are compiled for the board and run with a time limit.  Each
 # board ends with "N passed, N failed"; the script fails if a board
 # failed, timed out or printed no total.  Needs riscv64-unknown-elf-gcc
-# and qemu-system-riscv32/64 (sh tools/deps.sh cross qemu installs them).
+# and qemu-system-riscv32/64 (sh tools/deps.sh cross qemu-riscv installs them).
 set -eu
 
 BOARDS=${*:-"rv32imac rv32imafc rv32imafdc rv64imac rv64imafc rv64gc"}
@@ -28,7 +28,7 @@ OUT=build/qemu-riscv
 TIMEOUT=${KPN_QEMU_TIMEOUT:-60}
 
 for tool in riscv64-unknown-elf-gcc qemu-system-riscv32 qemu-system-riscv64; do
-    command -v $tool >/dev/null 2>&1 || { echo "test_qemu_riscv: $tool is missing (sh tools/deps.sh cross qemu)"; exit 1; }
+    command -v $tool >/dev/null 2>&1 || { echo "test_qemu_riscv: $tool is missing (sh tools/deps.sh cross qemu-riscv)"; exit 1; }
 done
 
 # -march, -mabi, and QEMU's CPU: the boards without an FPU run on a core
@@ -56,8 +56,6 @@ qemu_for() {
     esac
 }
 
-# the port's settings are found by name, not by target (porting.md)
-PORT_CONFIG='-DKPN_PORT_CONFIG="riscv/port_config.h"'
 CFLAGS_COMMON="-std=c99 -Wall -Wextra -Werror -Os -g -ffreestanding -ffunction-sections -fdata-sections \
  -Iinclude -Iport -Isrc -Itest -Itest/target -Itools/qemu -Itools/qemu/riscv"
 TESTS=$(ls test/target/test_*.c)
@@ -99,10 +97,10 @@ for board in $BOARDS; do
     # memcpy and memset are loops GCC would turn back into calls to
     # themselves: not in that file
     # shellcheck disable=SC2086
-    riscv64-unknown-elf-gcc $arch $CFLAGS_COMMON "$PORT_CONFIG" -fno-tree-loop-distribute-patterns \
+    riscv64-unknown-elf-gcc $arch $CFLAGS_COMMON -fno-tree-loop-distribute-patterns \
         -c tools/qemu/riscv/libc_riscv.c -o "$d/libc_riscv.o"
     # shellcheck disable=SC2086
-    riscv64-unknown-elf-gcc $arch $CFLAGS_COMMON "$PORT_CONFIG" \
+    riscv64-unknown-elf-gcc $arch $CFLAGS_COMMON \
         src/*.c port/riscv/port_riscv.c port/riscv/switch_riscv.S \
         tools/qemu/riscv/crt0_riscv.S tools/qemu/riscv/startup_riscv.c tools/qemu/unity_semihost.c \
         $TESTS "$d/runner.c" "$d/libc_riscv.o" \

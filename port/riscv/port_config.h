@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The RISC-V port's settings: measured stack minimum and guard; the core includes this when built with -DKPN_PORT_CONFIG='"riscv/port_config.h"'. */
+/* The RISC-V port's settings: measured stack minimum and guard; the core finds it by the target (src/kpn_int.h). */
 #ifndef KPN_PORT_RISCV_CONFIG_H
 #define KPN_PORT_RISCV_CONFIG_H
 

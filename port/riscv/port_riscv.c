@@ -12,9 +12,6 @@
 #if defined(__riscv_32e) || defined(__riscv_abi_rve)
 #error "port/riscv does not support RV32E (ilp32e)."
 #endif
-#if defined(__GNUC__) && __GNUC__ >= 12 && !defined(__riscv_zicsr)
-#error "port/riscv reads mstatus: add _zicsr to -march (GCC 12 on, ISA spec 20191213)."
-#endif
 
 /* The saved sp.  The core rounds the carve up to 16 bytes (kpn_int.h,
  * KPNI_CTX_ROOM), so a word is all a context costs. */
@@ -130,6 +127,14 @@ int kpn_port_idle_init(kpn_port_idle *idle)
 
 #define MSTATUS_MIE 0x8u
 
+/* 'csrrci %0, mstatus, 8' and 'csrs mstatus, %0', spelt as their
+ * encodings (SYSTEM, funct3 7 and 2, CSR 0x300; the immediate 8 in the
+ * rs1 field): since the 20191213 ISA spec, GCC 12 and later assemble CSR
+ * instructions only with Zicsr named in -march, and a firmware's
+ * -march=rv32imac should build the port as it builds the core. */
+#define CSRRCI_MSTATUS_MIE ".insn i SYSTEM, 7, %0, x8, 0x300"
+#define CSRS_MSTATUS ".insn i SYSTEM, 2, x0, %0, 0x300"
+
 /*
  * The race-free sleep in machine mode: clear mstatus.MIE, test the flag,
  * and execute WFI only if it is clear.  WFI ends when an interrupt that
@@ -146,11 +151,11 @@ void kpn_port_idle_wait(kpn_port_idle *idle)
 {
     uintptr_t mstatus;
 
-    __asm__ volatile("csrrci %0, mstatus, %1" : "=r"(mstatus) : "i"(MSTATUS_MIE) : "memory");
+    __asm__ volatile(CSRRCI_MSTATUS_MIE : "=r"(mstatus) :: "memory");
     if (idle->woken == 0)
         __asm__ volatile("wfi" ::: "memory");
     idle->woken = 0;
-    __asm__ volatile("csrs mstatus, %0" :: "r"(mstatus & MSTATUS_MIE) : "memory");
+    __asm__ volatile(CSRS_MSTATUS : : "r"(mstatus & MSTATUS_MIE) : "memory");
 }
 
 /* From an interrupt handler (or thread code): a word store. */
