@@ -236,7 +236,8 @@ static void record_destroy(kpn_port_sem *s, int cmock_num_calls)
     sem_seen.destroyed[sem_seen.destroys++] = s;
 }
 
-void test_a_semaphore_that_fails_gives_ETHREAD_and_destroys_those_made_newest_first(void)
+/* kpn_net_init of 4 runners in the arena, the third semaphore refused. */
+static kpn_status init_refusing_the_third_sem(kpn_net **out)
 {
     kpn_config cfg;
 
@@ -246,7 +247,12 @@ void test_a_semaphore_that_fails_gives_ETHREAD_and_destroys_those_made_newest_fi
     kpn_port_sem_destroy_StubWithCallback(record_destroy);
     kpn_config_default(&cfg);
     cfg.runners = 4;
-    TEST_ASSERT_EQUAL_INT(KPN_ETHREAD, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    return kpn_net_init(out, arena, sizeof arena, &cfg);
+}
+
+void test_a_semaphore_that_fails_gives_ETHREAD_and_destroys_those_made_newest_first(void)
+{
+    TEST_ASSERT_EQUAL_INT(KPN_ETHREAD, init_refusing_the_third_sem(&net));
 
     TEST_ASSERT_EQUAL_INT(3, sem_seen.inits);
     TEST_ASSERT_EQUAL_INT(2, sem_seen.destroys);
@@ -262,7 +268,6 @@ void test_a_semaphore_refused_over_a_net_leaves_its_handles_refused(void)
     kpn_net *old, *again = NULL;
     kpn_proc *a, *b;
     kpn_chan *c = NULL;
-    kpn_config cfg;
     kpn_stats st;
     kpn_proc_stats ps;
 
@@ -274,13 +279,7 @@ void test_a_semaphore_refused_over_a_net_leaves_its_handles_refused(void)
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(old, &c, a, b, sizeof(int), 4));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(old, &st));
 
-    sem_seen.inits = 0;
-    sem_seen.destroys = 0;
-    kpn_port_sem_init_StubWithCallback(refuse_the_third_sem);
-    kpn_port_sem_destroy_StubWithCallback(record_destroy);
-    kpn_config_default(&cfg);
-    cfg.runners = 4;
-    TEST_ASSERT_EQUAL_INT(KPN_ETHREAD, kpn_net_init(&again, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_ETHREAD, init_refusing_the_third_sem(&again));
     TEST_ASSERT_NULL(again);
 
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_stats(old, &st));
