@@ -20,6 +20,7 @@
 #       missing)
 #   (f) README's vendoring steps: the named files copied into an empty
 #       folder and built with plain cc, for amd64, posix and bare metal
+#       (Cortex-M4, RV64)
 #
 # Needs cc, make, pkg-config and cmake (sh tools/deps.sh packaging).
 set -eu
@@ -238,6 +239,14 @@ if command -v arm-none-eabi-gcc >/dev/null 2>&1; then
     ok "(f) README vendoring, bare metal (Cortex-M4, the core and port/cortex-m): $(ls "$APP"/*.o | wc -l) objects"
 else
     skip "(f) README vendoring for bare metal: arm-none-eabi-gcc is not installed"
+fi
+if command -v riscv64-unknown-elf-gcc >/dev/null 2>&1; then
+    new_app vendor-bare-metal-riscv
+    run_block vendor-bare-metal-riscv "$root"
+    riscv64-unknown-elf-nm "$APP/switch_riscv.o" | grep -q ' T kpn_port_switch$' || die "README's RISC-V vendoring built no switch"
+    ok "(f) README vendoring, bare metal (RV64GC, the core and port/riscv): $(ls "$APP"/*.o | wc -l) objects"
+else
+    skip "(f) README vendoring for RISC-V: riscv64-unknown-elf-gcc is not installed"
 fi
 
 say "$passed passed, $skipped skipped"
