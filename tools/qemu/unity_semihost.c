@@ -201,11 +201,11 @@ int kt_unity_streq(const char *a, const char *b)
     return *a == *b;
 }
 
-/* Called by the generated runner. */
+/* Called by the generated runner, once per test file: the counts run
+ * on across files, so that a failure in any file fails the board. */
 void kt_unity_begin(const char *file)
 {
     current_file = file;
-    passed = failed = ignored = 0;
 }
 
 void kt_unity_run(void (*test)(void), const char *name)
