@@ -53,6 +53,9 @@
 #define X 4
 #endif
 
+#if defined(__riscv_flen) && __riscv_flen > 64
+#error "port/riscv saves fs0-fs11 32 or 64 bits wide: Q (FLEN 128) is not supported."
+#endif
 #if defined(__riscv_flen)
 #define KPN_RV_FP 1
 #if __riscv_flen == 64
@@ -88,17 +91,29 @@ kpn_port_switch:
 	SREG	ra, INT_BASE + 0 * X(sp)
 	.cfi_rel_offset ra, INT_BASE + 0 * X
 	SREG	s0, INT_BASE + 1 * X(sp)
+	.cfi_rel_offset s0, INT_BASE + 1 * X
 	SREG	s1, INT_BASE + 2 * X(sp)
+	.cfi_rel_offset s1, INT_BASE + 2 * X
 	SREG	s2, INT_BASE + 3 * X(sp)
+	.cfi_rel_offset s2, INT_BASE + 3 * X
 	SREG	s3, INT_BASE + 4 * X(sp)
+	.cfi_rel_offset s3, INT_BASE + 4 * X
 	SREG	s4, INT_BASE + 5 * X(sp)
+	.cfi_rel_offset s4, INT_BASE + 5 * X
 	SREG	s5, INT_BASE + 6 * X(sp)
+	.cfi_rel_offset s5, INT_BASE + 6 * X
 	SREG	s6, INT_BASE + 7 * X(sp)
+	.cfi_rel_offset s6, INT_BASE + 7 * X
 	SREG	s7, INT_BASE + 8 * X(sp)
+	.cfi_rel_offset s7, INT_BASE + 8 * X
 	SREG	s8, INT_BASE + 9 * X(sp)
+	.cfi_rel_offset s8, INT_BASE + 9 * X
 	SREG	s9, INT_BASE + 10 * X(sp)
+	.cfi_rel_offset s9, INT_BASE + 10 * X
 	SREG	s10, INT_BASE + 11 * X(sp)
+	.cfi_rel_offset s10, INT_BASE + 11 * X
 	SREG	s11, INT_BASE + 12 * X(sp)
+	.cfi_rel_offset s11, INT_BASE + 12 * X
 #if KPN_RV_FP
 	FSREG	fs0, 0 * F(sp)
 	FSREG	fs1, 1 * F(sp)
@@ -151,6 +166,18 @@ kpn_port_switch:
 	LREG	s11, INT_BASE + 12 * X(sp)
 	LREG	ra, INT_BASE + 0 * X(sp)
 	.cfi_restore ra
+	.cfi_restore s0
+	.cfi_restore s1
+	.cfi_restore s2
+	.cfi_restore s3
+	.cfi_restore s4
+	.cfi_restore s5
+	.cfi_restore s6
+	.cfi_restore s7
+	.cfi_restore s8
+	.cfi_restore s9
+	.cfi_restore s10
+	.cfi_restore s11
 	addi	sp, sp, FRAME
 	.cfi_adjust_cfa_offset -FRAME
 	/* 'ret', not 'jr t0': every switch in the core is made from one
