@@ -530,6 +530,10 @@ static struct tick {
     kpn_chan *in;
     uint32_t next;           /* the next number to offer, from 1 */
     unsigned efull, idle_hits, interrupts;
+    int spin;                /* test_an_interrupt_lands_on_a_process_stack */
+    volatile int busy;       /* set by a process while it spins */
+    volatile unsigned busy_hits;
+    volatile float junk;     /* FP work in the handler */
 } tick;
 
 /* Offers 1..TICKS, one per tick, then closes the input.  Also counts
@@ -541,6 +545,13 @@ void on_tick(uintptr_t pc)
     uintptr_t idle = (uintptr_t)kpn_port_idle_wait & ~(uintptr_t)1;
 
     tick.interrupts++;
+    if (tick.spin) {
+        /* uses the FP temporaries the interrupted process has live */
+        tick.junk = tick.junk * 3.0f + 1.0f;
+        if (tick.busy)
+            tick.busy_hits++;
+        return;
+    }
     if (pc >= idle && pc < idle + 64u)
         tick.idle_hits++;
     if (tick.next <= TICKS) {
@@ -558,7 +569,9 @@ void on_tick(uintptr_t pc)
 void test_systick_feeds_a_running_net_that_idles_between(void)
 {
     static struct filter f;
-    /* at the measured minimum: an interrupt's frame lands on these stacks */
+    /* at the measured minimum (the ticks land in the idle hook, on the
+     * host's stack: test_an_interrupt_lands_on_a_process_stack below
+     * has them land on a process's) */
     kpn_proc *filter = spawn("filter", filter_proc, &f, kpn_stack_min());
     kpn_proc *sum = spawn("sum", sum_proc, &f, kpn_stack_min());
     uint64_t expect = 0;
@@ -571,6 +584,7 @@ void test_systick_feeds_a_running_net_that_idles_between(void)
     tick.in = f.in;
     tick.next = 1;
     tick.efull = tick.idle_hits = tick.interrupts = 0;
+    tick.spin = 0;
     kt_tick_start(KT_TICK_PERIOD);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     kt_tick_stop();
@@ -582,6 +596,81 @@ void test_systick_feeds_a_running_net_that_idles_between(void)
     TEST_ASSERT_EQUAL_UINT(0, tick.efull);
     /* most ticks found the net asleep in WFI, waiting for the next one */
     TEST_ASSERT_GREATER_THAN(TICKS / 2u, tick.idle_hits);
+}
+
+/* A process busy when the tick comes: the interrupt's frame lands on its
+ * stack, of the measured minimum, while FP temporaries are live in the
+ * loop and the handler computes in FP too.  Counting in floats is exact
+ * here (below 2^24), so a register the trap entry lost shows. */
+
+#define SPIN_ROUNDS 4u
+#define SPIN_LIMIT 3000000ul
+
+struct spin {
+    kpn_chan *out;
+    float x, y;
+    unsigned long n;
+};
+
+static __attribute__((noinline)) void spin_until_tick(struct spin *s)
+{
+    float x = s->x, y = s->y;
+    unsigned seen = tick.busy_hits;
+    unsigned long n;
+
+    tick.busy = 1;
+    for (n = 0; n < SPIN_LIMIT && tick.busy_hits == seen; ++n) {
+        x += 1.0f;
+        y -= 2.0f;
+    }
+    tick.busy = 0;
+    s->x = x;
+    s->y = y;
+    s->n += n;
+}
+
+static void spin_proc(void *arg)
+{
+    struct spin *s = arg;
+    uint32_t v = 0;
+    unsigned r;
+
+    for (r = 0; r < SPIN_ROUNDS; ++r) {
+        spin_until_tick(s);
+        kpn_send(s->out, &v);
+    }
+}
+
+static void spin_sink(void *arg)
+{
+    struct spin *s = arg;
+    uint32_t v;
+
+    while (kpn_recv(s->out, &v) == KPN_OK)
+        ;
+}
+
+void test_an_interrupt_lands_on_a_process_stack(void)
+{
+    static struct spin s;
+    kpn_proc *a = spawn("spin", spin_proc, &s, kpn_stack_min());
+    kpn_proc *b = spawn("sink", spin_sink, &s, kpn_stack_min());
+
+    s.x = 0.0f;
+    s.y = 0.0f;
+    s.n = 0;
+    s.out = connect(a, b, 1);
+    tick.spin = 1;
+    tick.busy = 0;
+    tick.busy_hits = 0;
+    tick.interrupts = 0;
+    kt_tick_start(KT_TICK_PERIOD);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    kt_tick_stop();
+    tick.spin = 0;
+    TEST_ASSERT_GREATER_OR_EQUAL(SPIN_ROUNDS, tick.busy_hits);
+    TEST_ASSERT_TRUE(s.x == (float)s.n);
+    TEST_ASSERT_TRUE(s.y == -2.0f * (float)s.n);
 }
 
 /* ------------------------------------------------------------------ */
