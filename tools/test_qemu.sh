@@ -65,7 +65,7 @@ for board in $BOARDS; do
     sh tools/qemu/gen_runner.sh "$board" $TESTS >"$d/runner.c"
     # shellcheck disable=SC2086
     arm-none-eabi-gcc $arch $CFLAGS_COMMON \
-        src/*.c port/cortex-m/port_cortexm.c port/cortex-m/switch_cortexm.S \
+        src/*.c port/cortex-m/port_cortexm.c port/cortex-m/switch_cortexm.S tools/qemu/callee_saved_arm.S \
         tools/qemu/startup.c tools/qemu/unity_semihost.c $TESTS "$d/runner.c" \
         -nostartfiles --specs=nano.specs --specs=nosys.specs -Wl,--gc-sections \
         -T "$d/link.ld" -Wl,--no-warn-execstack -Wl,-Map,"$d/firmware.map" -o "$d/firmware.elf"

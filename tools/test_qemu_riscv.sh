@@ -81,7 +81,7 @@ for board in $BOARDS; do
     # shellcheck disable=SC2086
     riscv64-unknown-elf-gcc $arch $CFLAGS_COMMON \
         src/*.c port/riscv/port_riscv.c port/riscv/switch_riscv.S \
-        tools/qemu/riscv/crt0_riscv.S tools/qemu/riscv/startup_riscv.c tools/qemu/unity_semihost.c \
+        tools/qemu/riscv/crt0_riscv.S tools/qemu/riscv/callee_saved_riscv.S tools/qemu/riscv/startup_riscv.c tools/qemu/unity_semihost.c \
         $TESTS "$d/runner.c" "$d/libc_riscv.o" \
         -nostdlib -nostartfiles "$libgcc" -Wl,--gc-sections -static \
         -T tools/qemu/riscv/link_riscv.ld -Wl,--no-warn-rwx-segments -Wl,-Map,"$d/firmware.map" -o "$d/firmware.elf"

@@ -7,8 +7,8 @@
  * The smallest process stack, measured under QEMU by test/target/
  * (test_stack_min prints the figures, make test-qemu-riscv), with the
  * core at -Os (-O2 gives the same): a process that sends and receives
- * from a shallow function peaks at PEAK bytes, the switch frame
- * included.  An interrupt that lands on it adds what the trap entry
+ * from a shallow function, two FP values live across its calls, peaks
+ * at PEAK bytes, the switch frame included.  An interrupt that lands on it adds what the trap entry
  * stores there: RISC-V stacks nothing in hardware, so this assumes an
  * entry that stores the caller-saved registers (and, with F or D, the
  * caller-saved FP registers and fcsr) on the interrupted stack and runs
@@ -27,8 +27,8 @@
  * A handler that runs on the interrupted stack needs its own depth on
  * top (kpn_offer's included); one that moves to its own stack before
  * storing anything (mscratch) needs no frame here.  The core built at
- * -O0 peaks far higher (740 B on RV32, 1064 B on RV64): set
- * KPN_STACK_MIN for such a build.  A process that calls deeper needs
+ * -O0 with the tests peaks far higher (740 B on RV32, 1064 B on RV64
+ * with D): set KPN_STACK_MIN for such a build.  A process that calls deeper needs
  * what its calls need (size it with kpn_proc_stats' high-water mark).
  */
 #ifndef KPN_STACK_MIN

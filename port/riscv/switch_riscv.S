@@ -58,6 +58,9 @@
 #if defined(__riscv_flen) && __riscv_flen > 64
 #error "port/riscv saves fs0-fs11 32 or 64 bits wide: Q (FLEN 128) is not supported."
 #endif
+#if defined(__riscv_zfinx) || defined(__riscv_zdinx)
+#error "port/riscv does not support Zfinx/Zdinx: their fcsr, with no FP registers to show it, is not saved per process."
+#endif
 #if defined(__riscv_flen)
 #define KPN_RV_FP 1
 #if __riscv_flen == 64

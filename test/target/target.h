@@ -21,6 +21,12 @@
  *                             lands on (a process's, when one runs)
  */
 
+/* Loads every callee-saved register with a pattern from 'seed', calls
+ * fn(arg), and returns a mask of the registers fn did not give back:
+ * bit i for the i-th integer register, bit 16 + i for the i-th FP
+ * register (tools/qemu/callee_saved_arm.S, riscv/callee_saved_riscv.S). */
+uintptr_t kt_callee_saved_check(void (*fn)(void *), void *arg, uintptr_t seed);
+
 #if defined(__riscv)
 /* ------------------------------------------------------------------ */
 /* RISC-V: fcsr, the CLINT's machine timer (tools/qemu/riscv/). */

@@ -51,7 +51,9 @@ _start:
  * (trap_riscv.h), then the C handler runs on __irq_stack_top, called
  * as kt_trap(mcause, mepc, frame).  Traps do not nest: the hart clears
  * mstatus.MIE on entry and mret sets it back, and a fault in the
- * handler ends the run.
+ * handler ends the run.  A fault in this entry itself (an sp gone wild,
+ * as past an overflowed stack) traps here again for ever: the run ends
+ * at the script's time limit, not with a report.
  */
 	.text
 	.globl	kt_trap_entry
