@@ -26,7 +26,6 @@ set -eu
 
 BOARDS=${*:-"mps2-an386 lm3s6965evb mps2-an386:v6m mps2-an505 mps2-an505:m23"}
 OUT=build/qemu
-TIMEOUT=${KPN_QEMU_TIMEOUT:-60}
 
 for tool in arm-none-eabi-gcc qemu-system-arm; do
     command -v $tool >/dev/null 2>&1 || { echo "test_qemu: $tool is missing (sh tools/deps.sh cross qemu)"; exit 1; }
@@ -70,17 +69,6 @@ for board in $BOARDS; do
         -nostartfiles --specs=nano.specs --specs=nosys.specs -Wl,--gc-sections \
         -T "$d/link.ld" -Wl,--no-warn-execstack -Wl,-Map,"$d/firmware.map" -o "$d/firmware.elf"
     echo "== target tests on $board ($arch)"
-    rc=0
-    timeout "$TIMEOUT" qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
-        -semihosting-config enable=on,target=native -kernel "$d/firmware.elf" \
-        > "$d/output.txt" 2>&1 || rc=$?
-    cat "$d/output.txt"
-    if [ "$rc" = 124 ]; then
-        echo "test_qemu: $board timed out after ${TIMEOUT}s"
-        status=1
-    elif ! tail -n 1 "$d/output.txt" | grep -Eq '^[0-9]+ passed, 0 failed$' || [ "$rc" != 0 ]; then
-        echo "test_qemu: $board failed (exit $rc)"
-        status=1
-    fi
+    sh tools/qemu/run_firmware.sh "$d" "$board" qemu-system-arm -M "$machine" || status=1
 done
 exit $status

@@ -25,7 +25,6 @@ set -eu
 
 BOARDS=${*:-"rv32imac rv32imafc rv32imafdc rv64imac rv64imafc rv64gc"}
 OUT=build/qemu-riscv
-TIMEOUT=${KPN_QEMU_TIMEOUT:-60}
 
 for tool in riscv64-unknown-elf-gcc qemu-system-riscv32 qemu-system-riscv64; do
     command -v $tool >/dev/null 2>&1 || { echo "test_qemu_riscv: $tool is missing (sh tools/deps.sh cross qemu-riscv)"; exit 1; }
@@ -86,18 +85,7 @@ for board in $BOARDS; do
         -nostdlib -nostartfiles "$libgcc" -Wl,--gc-sections -static \
         -T tools/qemu/riscv/link_riscv.ld -Wl,--no-warn-rwx-segments -Wl,-Map,"$d/firmware.map" -o "$d/firmware.elf"
     echo "== target tests on $board ($arch)"
-    rc=0
     # shellcheck disable=SC2086
-    timeout "$TIMEOUT" $qemu -machine virt -bios none -nographic -monitor none -serial none \
-        -semihosting-config enable=on,target=native -kernel "$d/firmware.elf" \
-        > "$d/output.txt" 2>&1 || rc=$?
-    cat "$d/output.txt"
-    if [ "$rc" = 124 ]; then
-        echo "test_qemu_riscv: $board timed out after ${TIMEOUT}s"
-        status=1
-    elif ! tail -n 1 "$d/output.txt" | grep -Eq '^[0-9]+ passed, 0 failed$' || [ "$rc" != 0 ]; then
-        echo "test_qemu_riscv: $board failed (exit $rc)"
-        status=1
-    fi
+    sh tools/qemu/run_firmware.sh "$d" "$board" $qemu -machine virt -bios none || status=1
 done
 exit $status
