@@ -442,8 +442,8 @@ kpn_status kpn_input_close(kpn_chan *in);
  *                 channel and nothing can run.  With cfg.strict 1: a true
  *                 deadlock closed.  Messages stay in place either way.
  *   KPN_ESTACK    a process overflowed its stack (kpn_net_fault names it);
- *                 the net cannot run again: every later call returns
- *                 KPN_ESTACK.
+ *                 the net cannot run again: every later kpn_run of it
+ *                 returns KPN_ESTACK.
  *   KPN_ETHREAD   the system refused to start a runner thread; nothing ran.
  *   KPN_EINVAL    'net' NULL, not a net, or stale (released, or its arena
  *                 given to kpn_net_init again).
