@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* A firmware to copy: a timer interrupt samples a "sensor" into an input channel, a filter process smooths it, an output process reports. */
+#include "board.h"
 #include "kpn.h"
 
 /*
- *   SysTick ISR --kpn_offer--> [samples] --> filter --> [smoothed] --> report
+ *   timer ISR --kpn_offer--> [samples] --> filter --> [smoothed] --> report
  *
  * The interrupt never blocks: kpn_offer copies the sample or says
  * KPN_EFULL.  Between ticks nothing can run and kpn_run sleeps in WFI.
@@ -12,11 +13,6 @@
  */
 
 #define SAMPLES 32
-#define TICK_CYCLES 250000u  /* 10 ms at 25 MHz (mps2-an386) */
-
-void console_write(const char *s);          /* semihost.c */
-void console_exit(int code);
-uint32_t msp_peak(void);                    /* startup.c */
 
 static void console_uint(uint32_t v)
 {
@@ -32,8 +28,12 @@ static void console_uint(uint32_t v)
 
 /* Memory: one static arena.  The library's figures for what the net
  * carves (run-time functions: main checks them against it) leave the rest
- * for channels the resolver may have to grow. */
-#define STACK 512
+ * for channels the resolver may have to grow.  A process's stack is the
+ * library's minimum, which differs by target (its port measured a
+ * shallow process with an interrupt's frame on top), and 208 bytes more
+ * for the report's console calls and room to spare: kpn_proc_stats_get
+ * says how deep each went. */
+#define STACK_EXTRA 208
 static unsigned char arena[4096];
 static kpn_chan *samples, *smoothed;
 
@@ -65,20 +65,17 @@ static void report(void *arg)
     }
 }
 
-/* The timer interrupt: a sawtooth with noise stands in for an ADC. */
-#define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
-#define SYST_RVR (*(volatile uint32_t *)0xE000E014u)
-#define SYST_CVR (*(volatile uint32_t *)0xE000E018u)
-
+/* Each tick, in the timer's interrupt: a sawtooth with noise stands in
+ * for an ADC. */
 static volatile uint32_t ticks, dropped;
 
-void systick_handler(void)
+void sensor_tick(void)
 {
     int32_t x;
 
     if (ticks == SAMPLES) {
         kpn_input_close(samples);
-        SYST_CSR = 0;
+        board_tick_stop();
         return;
     }
     x = (int32_t)(ticks % 8u) * 100 + (int32_t)((ticks * 7919u) % 13u);
@@ -92,8 +89,9 @@ int main(void)
     kpn_net *net;
     kpn_proc *f, *r;
     kpn_status s;
+    size_t stack = kpn_stack_min() + STACK_EXTRA;
     /* the net, two processes, the first input's own record, two channels */
-    size_t need = kpn_size_net(NULL) + 2 * kpn_size_proc(STACK, 6) + kpn_size_proc(0, 0) +
+    size_t need = kpn_size_net(NULL) + 2 * kpn_size_proc(stack, 6) + kpn_size_proc(0, 0) +
                   kpn_size_chan(sizeof(int32_t), 4) + kpn_size_chan(sizeof(int32_t), 2);
 
     console_write("arena: ");
@@ -104,8 +102,8 @@ int main(void)
     if (need > sizeof arena)
         return 1;
     if ((s = kpn_net_init(&net, arena, sizeof arena, NULL)) != KPN_OK ||
-        (s = kpn_spawn(net, &f, "filter", filter, NULL, STACK)) != KPN_OK ||
-        (s = kpn_spawn(net, &r, "report", report, NULL, STACK)) != KPN_OK ||
+        (s = kpn_spawn(net, &f, "filter", filter, NULL, stack)) != KPN_OK ||
+        (s = kpn_spawn(net, &r, "report", report, NULL, stack)) != KPN_OK ||
         (s = kpn_connect_input(net, &samples, f, sizeof(int32_t), 4)) != KPN_OK ||
         (s = kpn_connect(net, &smoothed, f, r, sizeof(int32_t), 2)) != KPN_OK) {
         console_write("setup failed: ");
@@ -114,17 +112,14 @@ int main(void)
         return 1;
     }
 
-    SYST_RVR = TICK_CYCLES - 1u;
-    SYST_CVR = 0;
-    SYST_CSR = 7u; /* processor clock, interrupt, enable */
-
+    board_tick_start();
     s = kpn_run(net); /* returns after the ISR closes the input */
     console_write("kpn_run: ");
     console_write(kpn_strerror(s));
     console_write(", dropped ");
     console_uint(dropped);
     console_write(", main stack peak ");
-    console_uint(msp_peak());
+    console_uint(stack_peak());
     console_write(" bytes\n");
     return s == KPN_OK && dropped == 0 ? 0 : 1;
 }

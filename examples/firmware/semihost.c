@@ -2,6 +2,8 @@
 /* Console output and exit through ARM semihosting (QEMU, or a debugger); on a board, write to a UART instead. */
 #include <stdint.h>
 
+#include "board.h"
+
 static int semihost(int op, const void *arg)
 {
     register int r0 __asm__("r0") = op;

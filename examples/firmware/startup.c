@@ -1,19 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* Start-up: the vector table, reset (copy .data, clear .bss, mark the main stack, enable the FPU), and a fault handler that stops. */
+/* The Cortex-M4F board (QEMU mps2-an386): the vector table, reset (copy .data, clear .bss, mark the main stack, enable the FPU), SysTick as the tick, and a fault handler that stops. */
 #include <stdint.h>
+
+#include "board.h"
 
 extern uint32_t __data_load[], __data_start[], __data_end[], __bss_start[], __bss_end[];
 extern uint32_t __stack_top[];
 extern int main(void);
-void console_write(const char *s);
-void console_exit(int code);
-void systick_handler(void);
 
 #define MSP_MARK 0xA5A5A5A5u
 
-/* The deepest the main stack (MSP: main, kpn_run, every handler) has
- * reached, in bytes, found by the mark reset left below it. */
-uint32_t msp_peak(void)
+/* The main stack is MSP: main, kpn_run and every handler.  Its peak is
+ * found by the mark reset left below it. */
+uint32_t stack_peak(void)
 {
     const uint32_t *p = __bss_end;
 
@@ -41,6 +40,30 @@ void reset_handler(void)
     __asm__ volatile("dsb\n\tisb" ::: "memory");
 #endif
     console_exit(main());
+}
+
+#define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
+#define SYST_RVR (*(volatile uint32_t *)0xE000E014u)
+#define SYST_CVR (*(volatile uint32_t *)0xE000E018u)
+#define TICK_CYCLES 250000u /* 10 ms at 25 MHz (mps2-an386) */
+
+void board_tick_start(void)
+{
+    SYST_RVR = TICK_CYCLES - 1u;
+    SYST_CVR = 0;
+    SYST_CSR = 7u; /* processor clock, interrupt, enable */
+}
+
+void board_tick_stop(void)
+{
+    SYST_CSR = 0;
+}
+
+/* The hardware stacks what the C code may clobber: a handler is a plain
+ * function, and this one is a tail call. */
+static void systick_handler(void)
+{
+    sensor_tick();
 }
 
 static void fault_handler(void)
