@@ -68,7 +68,7 @@ VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-s
                 --fair-sched=yes
 
 .PHONY: all lib test test-port test-bins sanitize tsan test-yield valgrind coverage fuzz fuzz-api fuzz-yield \
-        check-ceedling-links check-cli check-embedded test-qemu test-qemu-riscv firmware examples bench-bins demo bench scaling clean help
+        check-ceedling-links check-cli check-embedded test-qemu test-qemu-riscv firmware firmware-riscv examples bench-bins demo bench scaling clean help
 .DELETE_ON_ERROR:
 # keep generated runners: gcovr reads them, and they need no rebuilding
 .SECONDARY:
@@ -90,7 +90,8 @@ help:
 	@echo "make check-embedded           the core and the bare-metal ports for M4F, M3, M0, M33, M23, RV32, RV64: libc check, footprint"
 	@echo "make test-qemu                the Cortex-M port's target tests under QEMU (M4F, M3, M0 code, M33F, M23 code)"
 	@echo "make test-qemu-riscv          the RISC-V port's target tests under QEMU virt (RV32 and RV64, without FP, with F, with D)"
-	@echo "make firmware                 examples/firmware, built and run under QEMU"
+	@echo "make firmware                 examples/firmware, built and run under QEMU (M4F)"
+	@echo "make firmware-riscv           the same firmware for RISC-V, under QEMU virt (RV32, then RV64)"
 	@echo "make check-ceedling-links     each test built the way Ceedling builds it"
 	@echo "make examples [PORT=...]      build/PORT/examples/*: programs that teach, AES, H.264"
 	@echo "make bench-bins [PORT=...]    build/PORT/bench/*: the papers' benchmark drivers"
@@ -250,6 +251,13 @@ test-qemu-riscv:
 firmware:
 	@sh tools/deps.sh cross qemu
 	@$(MAKE) --no-print-directory -C examples/firmware run
+
+# The same firmware on RISC-V, under QEMU's virt machine in machine
+# mode: RV32 (rv32imac) and RV64 (rv64gc).
+firmware-riscv:
+	@sh tools/deps.sh cross qemu-riscv
+	@$(MAKE) --no-print-directory -C examples/firmware run-riscv
+	@$(MAKE) --no-print-directory -C examples/firmware run-riscv RV64=1
 
 # ---------------------------------------------------------------- programs
 examples: $(EXAMPLE_BINS)

@@ -7,7 +7,7 @@
 # (ThreadSanitizer, libFuzzer, the clang build), cross (arm-none-eabi and
 # riscv64-unknown-elf gcc: check-embedded), qemu (qemu-system-arm:
 # test-qemu, firmware), qemu-riscv (qemu-system-misc, whose
-# qemu-system-riscv32/64 run test-qemu-riscv), gcovr (coverage), valgrind, gnuplot (bench plots),
+# qemu-system-riscv32/64 run test-qemu-riscv, firmware-riscv), gcovr (coverage), valgrind, gnuplot (bench plots),
 # ffmpeg (decoding the H.264 example's stream), x264 (the encoder
 # tools/compare_h264.sh compares it with), packaging (cmake and
 # pkg-config: check-packaging).
@@ -41,7 +41,7 @@ for group in "$@"; do
     qemu)
         want qemu-system-arm 'have qemu-system-arm' "runs the Cortex-M firmware and target tests" ;;
     qemu-riscv)
-        want qemu-system-misc 'have qemu-system-riscv32 && have qemu-system-riscv64' "runs the RISC-V port's target tests (qemu-system-riscv32/64)" ;;
+        want qemu-system-misc 'have qemu-system-riscv32 && have qemu-system-riscv64' "runs the RISC-V firmware and target tests (qemu-system-riscv32/64)" ;;
     gcovr)
         want gcovr 'have gcovr' "line and branch coverage" ;;
     valgrind)
