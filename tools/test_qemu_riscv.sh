@@ -15,9 +15,11 @@
 # The six are the six frames port/riscv/switch_riscv.S lays out.
 # Like tools/test_qemu.sh for Cortex-M: each test/target/test_*.c is a
 # Unity-idiom file, tools/qemu/unity.h the adapter, and
-# tools/qemu/gen_runner.sh writes the runner.  The core, port/riscv/ and tools/qemu/riscv/ (crt0,
-# trap entry, the CLINT's timer, memcpy and memset: the toolchain has no
-# C library) are compiled for the board and run with a time limit.  Each
+# tools/qemu/gen_runner.sh writes the runner.  The core, port/riscv/,
+# the firmware example's start-up, trap entry, CLINT access and memcpy
+# and memset (examples/firmware/riscv/: the toolchain has no C library)
+# and tools/qemu/riscv/ (the tick and the trap handler the tests want)
+# are compiled for the board and run with a time limit.  Each
 # board ends with "N passed, N failed"; the script fails if a board
 # failed, timed out or printed no total.  Needs riscv64-unknown-elf-gcc
 # and qemu-system-riscv32/64 (sh tools/deps.sh cross qemu-riscv installs them).
@@ -56,7 +58,7 @@ qemu_for() {
 }
 
 CFLAGS_COMMON="-std=c99 -Wall -Wextra -Werror -Os -g -ffreestanding -ffunction-sections -fdata-sections \
- -Iinclude -Iport -Isrc -Itest -Itest/target -Itools/qemu -Itools/qemu/riscv"
+ -Iinclude -Iport -Isrc -Itest -Itest/target -Itools/qemu -Itools/qemu/riscv -Iexamples/firmware/riscv"
 TESTS=$(ls test/target/test_*.c)
 
 status=0
@@ -76,12 +78,12 @@ for board in $BOARDS; do
     # themselves: not in that file
     # shellcheck disable=SC2086
     riscv64-unknown-elf-gcc $arch $CFLAGS_COMMON -fno-tree-loop-distribute-patterns \
-        -c tools/qemu/riscv/libc_riscv.c -o "$d/libc_riscv.o"
+        -c examples/firmware/riscv/libc.c -o "$d/libc.o"
     # shellcheck disable=SC2086
     riscv64-unknown-elf-gcc $arch $CFLAGS_COMMON \
         src/*.c port/riscv/port_riscv.c port/riscv/switch_riscv.S \
-        tools/qemu/riscv/crt0_riscv.S tools/qemu/riscv/callee_saved_riscv.S tools/qemu/riscv/startup_riscv.c tools/qemu/unity_semihost.c \
-        $TESTS "$d/runner.c" "$d/libc_riscv.o" \
+        examples/firmware/riscv/crt0.S tools/qemu/riscv/callee_saved_riscv.S tools/qemu/riscv/startup_riscv.c tools/qemu/unity_semihost.c \
+        $TESTS "$d/runner.c" "$d/libc.o" \
         -nostdlib -nostartfiles "$libgcc" -Wl,--gc-sections -static \
         -T tools/qemu/riscv/link_riscv.ld -Wl,--no-warn-rwx-segments -Wl,-Map,"$d/firmware.map" -o "$d/firmware.elf"
     echo "== target tests on $board ($arch)"

@@ -12,7 +12,7 @@
  * stores there: RISC-V stacks nothing in hardware, so this assumes an
  * entry that stores the caller-saved registers (and, with F or D, the
  * caller-saved FP registers and fcsr) on the interrupted stack and runs
- * the handler on a stack of its own, as tools/qemu/riscv/crt0_riscv.S
+ * the handler on a stack of its own, as examples/firmware/riscv/crt0.S
  * and FreeRTOS's RISC-V port do.  The guard band is inside the stack.
  * So the minimum is guard + peak + trap frame, and 16 bytes of margin:
  *

@@ -63,7 +63,8 @@ static inline void kt_fp_control_write(uint32_t v)
 void kt_tick_start(uint32_t period);
 void kt_tick_stop(void);
 
-/* crt0_riscv.S calls kt_tick_handler from its trap entry. */
+/* The trap entry's handler (tools/qemu/riscv/startup_riscv.c) calls
+ * kt_tick_handler at each tick. */
 #define KT_ISR_WITH_PC(handler)                                            \
     void handler(uintptr_t pc);                                            \
     void kt_tick_handler(uintptr_t pc);                                    \

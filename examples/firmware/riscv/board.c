@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The RISC-V board (QEMU virt, machine mode): the CLINT's machine timer as the tick, the console through semihosting, the main stack's peak, the trap handler, and memcpy and memset. */
-#include <stddef.h>
+/* The RISC-V board (QEMU virt, machine mode): the CLINT's machine timer as the tick, the console through semihosting, the main stack's peak, the trap handler. */
 #include <stdint.h>
 
 #include "board.h"
+#include "clint.h"
 
-void trap_handler(uintptr_t mcause, uintptr_t mepc); /* crt0.S */
+void trap_handler(uintptr_t mcause, uintptr_t mepc, const uintptr_t *frame); /* crt0.S */
 
 /* RISC-V semihosting: operation in a0, argument in a1, and the ebreak
  * between two hints that tells the debugger it is a semihosting call.
@@ -65,43 +65,7 @@ uint32_t stack_peak(void)
     return (uint32_t)((uintptr_t)__stack_top - (uintptr_t)p);
 }
 
-/* QEMU virt's CLINT, hart 0: mtime counts at 10 MHz. */
-#define CLINT_MTIMECMP 0x2004000u
-#define CLINT_MTIME 0x200BFF8u
-#define TICK_PERIOD 100000u /* 10 ms */
-#define MIE_MTIE (1u << 7)
-#define MSTATUS_MIE (1u << 3)
-#define CAUSE_INTERRUPT ((uintptr_t)1 << (__riscv_xlen - 1))
-#define CAUSE_MACHINE_TIMER 7u
-
-static uint64_t mtime(void)
-{
-#if __riscv_xlen == 64
-    return *(volatile uint64_t *)CLINT_MTIME;
-#else
-    /* two halves: read again if the high one moved in between */
-    volatile uint32_t *t = (volatile uint32_t *)CLINT_MTIME;
-    uint32_t hi, lo;
-    do {
-        hi = t[1];
-        lo = t[0];
-    } while (t[1] != hi);
-    return (uint64_t)hi << 32 | lo;
-#endif
-}
-
-static void mtimecmp_set(uint64_t when)
-{
-#if __riscv_xlen == 64
-    *(volatile uint64_t *)CLINT_MTIMECMP = when;
-#else
-    /* never a compare value below both old and new on the way */
-    volatile uint32_t *c = (volatile uint32_t *)CLINT_MTIMECMP;
-    c[1] = 0xFFFFFFFFu;
-    c[0] = (uint32_t)when;
-    c[1] = (uint32_t)(when >> 32);
-#endif
-}
+#define TICK_PERIOD 100000u /* mtime ticks: 10 ms */
 
 /* kpn_run must be called with mstatus.MIE set and the timer's bit set
  * in mie: with MIE clear the handler never runs, and with MTIE clear the
@@ -136,10 +100,11 @@ static void console_hex(uintptr_t v)
 /* Every trap, on the handlers' stack.  The timer's next tick is set
  * before sensor_tick runs, so that board_tick_stop there has the last
  * word.  Anything else is a fault: report it and end the run. */
-void trap_handler(uintptr_t mcause, uintptr_t mepc)
+void trap_handler(uintptr_t mcause, uintptr_t mepc, const uintptr_t *frame)
 {
     uintptr_t mtval;
 
+    (void)frame; /* what the interrupted code had in ra, t0-t6, a0-a7 */
     if (mcause == (CAUSE_INTERRUPT | CAUSE_MACHINE_TIMER)) {
         mtimecmp_set(mtime() + TICK_PERIOD);
         sensor_tick();
@@ -154,30 +119,4 @@ void trap_handler(uintptr_t mcause, uintptr_t mepc)
     console_hex(mtval);
     console_write("\n");
     console_exit(1);
-}
-
-/* The core needs memcpy and memset, and this toolchain has no C library.
- * Byte loops, built with -ffreestanding and
- * -fno-tree-loop-distribute-patterns (Makefile): otherwise GCC turns
- * them back into calls to themselves. */
-void *memcpy(void *restrict dst, const void *restrict src, size_t n);
-void *memset(void *dst, int c, size_t n);
-
-void *memcpy(void *restrict dst, const void *restrict src, size_t n)
-{
-    unsigned char *d = dst;
-    const unsigned char *s = src;
-
-    while (n-- != 0)
-        *d++ = *s++;
-    return dst;
-}
-
-void *memset(void *dst, int c, size_t n)
-{
-    unsigned char *d = dst;
-
-    while (n-- != 0)
-        *d++ = (unsigned char)c;
-    return dst;
 }

@@ -99,9 +99,11 @@ _start:
 
 /*
  * Every trap.  Traps do not nest: the hart clears mstatus.MIE on entry
- * and mret sets it back.  trap_handler(mcause, mepc) returns from an
- * interrupt and ends the run on anything else.  A fault in this entry
- * itself (an sp gone wild) traps here again for ever.
+ * and mret sets it back.  trap_handler(mcause, mepc, frame), 'frame'
+ * the registers stored below, returns from an interrupt and ends the
+ * run on anything else.  A fault in this entry itself (an sp gone wild)
+ * traps here again for ever.  The target tests (tools/test_qemu_riscv.sh)
+ * run on this file too, with a trap_handler of their own.
  */
 	.text
 	.globl	trap_entry
@@ -154,6 +156,7 @@ trap_entry:
 	la	sp, __irq_stack_top
 	addi	sp, sp, -16
 	SREG	t0, 0(sp)
+	mv	a2, t0
 	csrr	a0, mcause
 	csrr	a1, mepc
 	call	trap_handler

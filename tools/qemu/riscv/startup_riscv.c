@@ -1,69 +1,27 @@
 /* SPDX-License-Identifier: MIT */
-/* Start-up for the RISC-V test firmware: data and bss, the machine timer on QEMU virt's CLINT, traps reported through semihosting. */
+/* The RISC-V test firmware's board: the machine timer on QEMU virt's CLINT, traps reported through semihosting. */
 #include <stdint.h>
 
-extern uint32_t __data_load[], __data_start[], __data_end[], __bss_start[], __bss_end[];
-extern int main(void);
+#include "clint.h" /* examples/firmware/riscv/ */
 
 void kt_print(const char *s);
 void kt_print_uint(uint64_t v);
 void kt_exit(int failed);
-void kt_start_c(void);
-void kt_trap(uintptr_t mcause, uintptr_t mepc, const uintptr_t *frame);
+void console_exit(int code);
+void trap_handler(uintptr_t mcause, uintptr_t mepc, const uintptr_t *frame);
 void kt_tick_start(uint32_t period);
 void kt_tick_stop(void);
 
-/* Called by crt0_riscv.S on __stack_top.  QEMU loads .data where it
- * runs; the copy is for a layout that loads it elsewhere. */
-void kt_start_c(void)
+/* The start-up and the trap entry are examples/firmware/riscv/crt0.S,
+ * the firmware example's, so that the entry whose frame the port's
+ * stack minimum counts is the one these tests run on.  It calls main
+ * (the runner's) and then console_exit with what main returned. */
+void console_exit(int code)
 {
-    uint32_t *src = __data_load, *dst;
-
-    if (src != __data_start)
-        for (dst = __data_start; dst < __data_end; )
-            *dst++ = *src++;
-    for (dst = __bss_start; dst < __bss_end; )
-        *dst++ = 0;
-    kt_exit(main());
+    kt_exit(code);
 }
-
-/* QEMU virt's CLINT, hart 0: mtime counts at 10 MHz. */
-#define CLINT_MTIMECMP 0x2004000u
-#define CLINT_MTIME 0x200BFF8u
-#define MIE_MTIE (1u << 7)
-#define MSTATUS_MIE 0x8u
-#define CAUSE_INTERRUPT ((uintptr_t)1 << (__riscv_xlen - 1))
-#define CAUSE_MACHINE_TIMER 7u
 
 static uint64_t tick_period;
-
-static uint64_t mtime(void)
-{
-#if __riscv_xlen == 64
-    return *(volatile uint64_t *)CLINT_MTIME;
-#else
-    volatile uint32_t *t = (volatile uint32_t *)CLINT_MTIME;
-    uint32_t hi, lo;
-    do {
-        hi = t[1];
-        lo = t[0];
-    } while (t[1] != hi);
-    return (uint64_t)hi << 32 | lo;
-#endif
-}
-
-static void mtimecmp_set(uint64_t when)
-{
-#if __riscv_xlen == 64
-    *(volatile uint64_t *)CLINT_MTIMECMP = when;
-#else
-    /* never a compare value below both old and new on the way */
-    volatile uint32_t *c = (volatile uint32_t *)CLINT_MTIMECMP;
-    c[1] = 0xFFFFFFFFu;
-    c[0] = (uint32_t)when;
-    c[1] = (uint32_t)(when >> 32);
-#endif
-}
 
 /* A periodic machine-timer interrupt every 'period' mtime ticks. */
 void kt_tick_start(uint32_t period)
@@ -91,7 +49,7 @@ void kt_tick_handler(uintptr_t pc) __attribute__((weak, alias("unexpected_tick")
 
 /* Every trap, on the handlers' stack: the timer's interrupt is passed on
  * with the address it will return to; anything else fails the run. */
-void kt_trap(uintptr_t mcause, uintptr_t mepc, const uintptr_t *frame)
+void trap_handler(uintptr_t mcause, uintptr_t mepc, const uintptr_t *frame)
 {
     uintptr_t mtval;
 

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* The frame the RISC-V test firmware's trap entry stores on the interrupted stack, shared by crt0_riscv.S and the tests. */
+/* The frame the RISC-V trap entry (examples/firmware/riscv/crt0.S) stores on the interrupted stack, for the tests. */
 #ifndef KT_TRAP_RISCV_H
 #define KT_TRAP_RISCV_H
 
 /*
  * RISC-V stacks nothing in hardware on a trap: the entry code decides.
- * crt0_riscv.S does what Cortex-M's hardware and FreeRTOS's RISC-V port
- * do: it stores the caller-saved registers on the stack it interrupted
- * (a process's, when one runs) and then runs the C handler on a stack
- * of its own, so that only this frame lands on a process's stack:
+ * examples/firmware/riscv/crt0.S, which the tests run on, does what
+ * Cortex-M's hardware and FreeRTOS's RISC-V port do: it stores the
+ * caller-saved registers on the stack it interrupted (a process's, when
+ * one runs) and then runs the C handler on a stack of its own, so that
+ * only this frame lands on a process's stack (its FRAME, which
+ * KT_TRAP_FRAME below must equal):
  *
  *   ra, t0-t6, a0-a7                16 x XLEN/8
  *   ft0-ft11, fa0-fa7, fcsr         20 x FLEN/8 + a register's slot,
