@@ -1,13 +1,20 @@
 # kpn: build, test and check.  `make help` lists the targets.
 # Recipes build; the checks and anything that installs live in tools/.
 
+# The assembly switch where the host has one, ucontext anywhere else;
+# `make test` runs both.  PORT=aarch64 also builds on another host with
+# an AArch64 CC (make test-aarch64).
 ARCH := $(shell uname -m)
 ifeq ($(ARCH),x86_64)
 PORT ?= amd64
+PORTS := amd64 posix
+else ifeq ($(ARCH),aarch64)
+PORT ?= aarch64
+PORTS := aarch64 posix
 else
 PORT ?= posix
+PORTS := posix
 endif
-PORTS := amd64 posix
 
 CC      ?= cc
 OPT     ?= -O2
@@ -24,6 +31,7 @@ ALL_CFLAGS = $(WARN) $(OPT) -g $(XFLAGS) $(CFLAGS) -Iinclude -Iport
 # system, the POSIX thread services.
 SRC := $(sort $(wildcard src/*.c))
 PORT_SRC_amd64 := port/amd64/port_amd64.c port/amd64/switch_amd64.S port/pthread/thread_pthread.c
+PORT_SRC_aarch64 := port/aarch64/port_aarch64.c port/aarch64/switch_aarch64.S port/pthread/thread_pthread.c
 PORT_SRC_posix := port/posix/port_posix.c port/pthread/thread_pthread.c
 PORT_SRC := $(PORT_SRC_$(PORT))
 # The yielding build (make test-yield) adds its hook.
@@ -31,7 +39,7 @@ ifneq ($(findstring -DKPN_FUZZ_YIELD,$(XFLAGS)),)
 PORT_SRC += port/pthread/fuzz_yield.c
 endif
 ifeq ($(PORT_SRC),)
-$(error PORT must be one of: $(PORTS))
+$(error PORT must be one of: amd64 aarch64 posix)
 endif
 
 OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %.c,$(SRC) $(PORT_SRC))) \
@@ -68,7 +76,7 @@ VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-s
                 --fair-sched=yes
 
 .PHONY: all lib test test-port test-bins sanitize tsan test-yield valgrind coverage fuzz fuzz-api fuzz-yield \
-        check-ceedling-links check-cli check-embedded test-qemu test-qemu-riscv firmware firmware-riscv examples bench-bins demo bench scaling clean help
+        check-ceedling-links check-cli check-embedded test-qemu test-qemu-riscv test-aarch64 firmware firmware-riscv examples bench-bins demo bench scaling clean help
 .DELETE_ON_ERROR:
 # keep generated runners: gcovr reads them, and they need no rebuilding
 .SECONDARY:
@@ -76,7 +84,7 @@ VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-s
 all: lib examples bench-bins
 
 help:
-	@echo "make lib [PORT=amd64|posix]   build/PORT/libkpn.a"
+	@echo "make lib [PORT=amd64|aarch64|posix] build/PORT/libkpn.a"
 	@echo "make test                     the suite on cmocka, every port (installs cmocka if missing)"
 	@echo "make test-port PORT=...       the suite on one port"
 	@echo "make sanitize                 the suite under ASan+UBSan, every port"
@@ -90,6 +98,7 @@ help:
 	@echo "make check-embedded           the core and the bare-metal ports for M4F, M3, M0, M33, M23, RV32, RV64: libc check, footprint"
 	@echo "make test-qemu                the Cortex-M port's target tests under QEMU (M4F, M3, M0 code, M33F, M23 code)"
 	@echo "make test-qemu-riscv          the RISC-V port's target tests under QEMU virt (RV32 and RV64, without FP, with F, with D)"
+	@echo "make test-aarch64             the AArch64 port's suite, examples and ring under qemu-aarch64 (another host)"
 	@echo "make firmware                 examples/firmware, built and run under QEMU (M4F)"
 	@echo "make firmware-riscv           the same firmware for RISC-V, under QEMU virt (RV32, then RV64)"
 	@echo "make check-ceedling-links     each test built the way Ceedling builds it"
@@ -246,6 +255,12 @@ test-qemu:
 test-qemu-riscv:
 	@sh tools/deps.sh cross qemu-riscv
 	@sh tools/test_qemu_riscv.sh
+
+# The AArch64 Linux port from a host of another architecture: cross
+# compiled, run under qemu-aarch64 (tools/test_aarch64.sh).
+test-aarch64:
+	@sh tools/deps.sh aarch64
+	@sh tools/test_aarch64.sh
 
 # examples/firmware: a Cortex-M4F firmware, built and run under QEMU.
 firmware:

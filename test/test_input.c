@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Input channels: kpn_offer from another thread, EFULL, close, a net that waits for input, the resolver, errors. */
+/* support/offer_thread.h gives its thread a stack (pthread_attr_setstack: POSIX 2001); asked before any header */
+#define _POSIX_C_SOURCE 200809L
 #include "unity.h"
 #include "kpn.h"
 #include "support/offer_thread.h"

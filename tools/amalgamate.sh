@@ -17,11 +17,13 @@ set -eu
 # lists none, the amalgamation turns threads off (KPN_THREADS 0) unless
 # KPN_THREADS or KPN_CONFIG_FILE is given.  'none' compiles no port: the
 # firmware links its own.  amd64 steps aside for shadow stacks
-# (-fcf-protection=full or =return): the assembly switch cannot keep one,
-# and in one object file the compiler's marking would cover it too (the
-# split build's .S object carries no marking, so the link is not marked).
+# (-fcf-protection=full or =return), and aarch64 for a guarded control
+# stack: the assembly switch cannot keep one, and in one object file the
+# compiler's marking would cover it too (the split build's .S object
+# carries no such marking, so the link is not marked).
 PORT_TABLE='
 amd64 ; defined(__x86_64__) && defined(__ELF__) && defined(__unix__) && __STDC_HOSTED__ == 1 && !(defined(__CET__) && (__CET__ & 2)) ; port/amd64/port_amd64.c port/amd64/switch_amd64.S ; port/pthread/thread_pthread.c
+aarch64 ; defined(__aarch64__) && !defined(__ILP32__) && defined(__ELF__) && defined(__unix__) && __STDC_HOSTED__ == 1 && !(defined(__ARM_FEATURE_GCS_DEFAULT) && __ARM_FEATURE_GCS_DEFAULT) ; port/aarch64/port_aarch64.c port/aarch64/switch_aarch64.S ; port/pthread/thread_pthread.c
 posix ; (defined(__unix__) || defined(__APPLE__)) && __STDC_HOSTED__ == 1 ; port/posix/port_posix.c ; port/pthread/thread_pthread.c
 cortex_m ; !defined(__unix__) && !defined(__APPLE__) && (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_BASE__) || defined(__ARM_ARCH_8M_MAIN__)) ; port/cortex-m/port_cortexm.c port/cortex-m/switch_cortexm.S ;
 riscv ; !defined(__unix__) && !defined(__APPLE__) && defined(__riscv) ; port/riscv/port_riscv.c port/riscv/switch_riscv.S ;

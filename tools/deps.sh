@@ -7,7 +7,9 @@
 # (ThreadSanitizer, libFuzzer, the clang build), cross (arm-none-eabi and
 # riscv64-unknown-elf gcc: check-embedded), qemu (qemu-system-arm:
 # test-qemu, firmware), qemu-riscv (qemu-system-misc, whose
-# qemu-system-riscv32/64 run test-qemu-riscv, firmware-riscv), gcovr (coverage), valgrind, gnuplot (bench plots),
+# qemu-system-riscv32/64 run test-qemu-riscv, firmware-riscv), aarch64
+# (the AArch64 Linux cross compiler, qemu-user, and Debian's arm64 cmocka
+# and mbedTLS: test-aarch64), gcovr (coverage), valgrind, gnuplot (bench plots),
 # ffmpeg (decoding the H.264 example's stream), x264 (the encoder
 # tools/compare_h264.sh compares it with), packaging (cmake and
 # pkg-config: check-packaging).
@@ -42,6 +44,11 @@ for group in "$@"; do
         want qemu-system-arm 'have qemu-system-arm' "runs the Cortex-M firmware and target tests" ;;
     qemu-riscv)
         want qemu-system-misc 'have qemu-system-riscv32 && have qemu-system-riscv64' "runs the RISC-V firmware and target tests (qemu-system-riscv32/64)" ;;
+    aarch64)
+        want gcc-aarch64-linux-gnu 'have aarch64-linux-gnu-gcc' "the AArch64 Linux build of test-aarch64"
+        want qemu-user 'have qemu-aarch64' "runs the AArch64 suite under user-mode emulation"
+        want libcmocka-dev:arm64 '[ -f /usr/lib/aarch64-linux-gnu/libcmocka.so ]' "cmocka for the AArch64 suite"
+        want libmbedtls-dev:arm64 '[ -f /usr/lib/aarch64-linux-gnu/libmbedcrypto.so ]' "mbedTLS for the AArch64 suite and AES example" ;;
     gcovr)
         want gcovr 'have gcovr' "line and branch coverage" ;;
     valgrind)
@@ -69,5 +76,17 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "deps.sh: installing$need" >&2
 export DEBIAN_FRONTEND=noninteractive
+# Another architecture's libraries (NAME:arm64) need it known to dpkg,
+# and the package lists read again.
+for pkg in $need; do
+    case $pkg in *:*)
+        arch=${pkg#*:}
+        if [ "$arch" != "$(dpkg --print-architecture)" ] &&
+            ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+            echo "deps.sh: adding dpkg architecture $arch" >&2
+            dpkg --add-architecture "$arch"
+        fi ;;
+    esac
+done
 apt-get install -y -qq $need >/dev/null 2>&1 ||
     { apt-get update -qq && apt-get install -y -qq $need >/dev/null; }

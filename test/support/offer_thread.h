@@ -8,6 +8,11 @@
 
 #include "kpn.h"
 
+/* Ceedling's runner includes this header too, without the test file's
+ * _POSIX_C_SOURCE: it needs none of it, and without the feature macro
+ * pthread_attr_setstack is not declared. */
+#ifdef _POSIX_C_SOURCE
+
 /* Offers 'first', 'first + 1', ... ('count' of them) to 'in', yielding
  * 'pause' times before each (so the net runs dry and waits), retrying
  * on KPN_EFULL; then closes the input unless 'keep_open'.  'efull' counts
@@ -48,14 +53,33 @@ static inline void *kt_offerer_main(void *arg)
     return NULL;
 }
 
+/* The offerer runs on a stack of its own, as kpn's runner threads do:
+ * a thread on a stack the C library maps never starts under QEMU's
+ * user-mode emulation of AArch64 (QEMU 7.2, glibc 2.36: pthread_create
+ * spins), which make test-aarch64 runs the suite in.  One offerer at a
+ * time; 4 MiB holds glibc's TLS and descriptor at the top, under any
+ * sanitizer's runtime too. */
+static unsigned char kt_offerer_stack[4u << 20] __attribute__((aligned(4096)));
+
 static inline int kt_offerer_start(struct kt_offerer *o)
 {
-    return pthread_create(&o->thread, NULL, kt_offerer_main, o);
+    pthread_attr_t attr;
+    int r;
+
+    if (pthread_attr_init(&attr) != 0)
+        return -1;
+    r = pthread_attr_setstack(&attr, kt_offerer_stack, sizeof kt_offerer_stack);
+    if (r == 0)
+        r = pthread_create(&o->thread, &attr, kt_offerer_main, o);
+    (void)pthread_attr_destroy(&attr);
+    return r;
 }
 
 static inline void kt_offerer_join(struct kt_offerer *o)
 {
     (void)pthread_join(o->thread, NULL);
 }
+
+#endif /* _POSIX_C_SOURCE */
 
 #endif /* KPN_TEST_OFFER_THREAD_H */
