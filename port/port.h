@@ -41,11 +41,12 @@ size_t kpn_port_ctx_size(void);
  *
  * A port writes nothing outside [stack, stack + size) and 'ctx', and
  * nothing in the stack until the first switch except its start-up frame
- * (amd64: the top 64 bytes; posix on glibc x86-64: the top 24).  'ctx'
- * may hold a context whose 'fn' is suspended for ever: init forgets it.
- * 'fn' starts with the ABI's default floating-point control state on
- * amd64; the posix port starts it with the state of the thread that
- * called kpn_port_init (getcontext captures it). */
+ * (amd64: the top 64 bytes; aarch64: the top 176; posix on glibc
+ * x86-64: the top 24).  'ctx' may hold a context whose 'fn' is
+ * suspended for ever: init forgets it.  'fn' starts with the ABI's
+ * default floating-point control state on amd64 and aarch64; the posix
+ * port starts it with the state of the thread that called
+ * kpn_port_init (getcontext captures it). */
 void kpn_port_init(kpn_port_ctx *ctx, void *stack, size_t size,
                    void (*fn)(void *), void *arg);
 
@@ -54,7 +55,8 @@ void kpn_port_init(kpn_port_ctx *ctx, void *stack, size_t size,
  * initialised (the thread that calls kpn_run): the switch fills it.
  * Preserves everything the platform ABI makes callee-saved, including
  * floating-point control state (on AMD64: rbx, rbp, r12-r15, rsp, MXCSR
- * and the x87 control word). */
+ * and the x87 control word; on AArch64: x19-x29, lr, sp, d8-d15 and
+ * FPCR). */
 void kpn_port_switch(kpn_port_ctx *from, kpn_port_ctx *to);
 
 /* ------------------------------------------------------------------ */

@@ -19,8 +19,9 @@
 #       its port (skipped with a message when the cross compiler is
 #       missing)
 #   (f) README's vendoring steps: the named files copied into an empty
-#       folder and built with plain cc, for amd64, posix and bare metal
-#       (Cortex-M4, RV64)
+#       folder and built with plain cc, for amd64, aarch64 (on another
+#       host cross compiled and run under qemu-aarch64, when installed),
+#       posix and bare metal (Cortex-M4, RV64)
 #
 # Needs cc, make, pkg-config and cmake (sh tools/deps.sh packaging).
 set -eu
@@ -88,6 +89,7 @@ new_app() {
 arch=$(uname -m)
 host_port=posix
 [ "$arch" = x86_64 ] && host_port=amd64
+[ "$arch" = aarch64 ] && host_port=aarch64
 
 # ------------------------------------------------------------ (a)
 PREFIX=$tmp/prefix
@@ -165,10 +167,10 @@ for cc in $CC clang; do
     done
     ok "(d) amalgamation warning-free under $cc at -O0 and -O2 with $(printf '%s' "$cfgs" | sed 's/|/; /g')"
 done
-if [ "$host_port" = amd64 ]; then
-    nm "$APP/kpn.o" | grep -q ' T kpn_port_switch$' || die "amd64 amalgamation has no assembly kpn_port_switch"
-    nm "$APP/kpn.o" | grep -q swapcontext && die "amd64 amalgamation uses ucontext"
-    ok "(d) amalgamation on x86-64 picked the assembly switch"
+if [ "$host_port" != posix ]; then
+    nm "$APP/kpn.o" | grep -q ' T kpn_port_switch$' || die "$host_port amalgamation has no assembly kpn_port_switch"
+    nm "$APP/kpn.o" | grep -q swapcontext && die "$host_port amalgamation uses ucontext"
+    ok "(d) amalgamation on $arch picked the assembly switch"
 fi
 # kpn.h from C++, linked against the C object, with each C++ compiler here
 cp tools/consumer/main.cpp "$APP/"
@@ -229,6 +231,28 @@ if [ "$host_port" = amd64 ]; then
     ok "(f) README vendoring, amd64 ($(cd "$APP/kpn" && ls | wc -l) files): $(run_app "$APP/app")"
 else
     skip "(f) README vendoring for amd64: this is $arch"
+fi
+# AArch64 Linux: README's block as written on such a host; elsewhere its
+# 'cc' is the cross compiler and the program runs under qemu-aarch64.
+if [ "$arch" = aarch64 ]; then
+    new_app vendor-aarch64
+    run_block vendor-aarch64 "$root"
+    ok "(f) README vendoring, aarch64 ($(cd "$APP/kpn" && ls | wc -l) files): $(run_app "$APP/app")"
+elif command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 && command -v qemu-aarch64 >/dev/null 2>&1; then
+    new_app vendor-aarch64
+    mkdir -p "$tmp/cross-cc"
+    printf '#!/bin/sh\nexec aarch64-linux-gnu-gcc "$@"\n' >"$tmp/cross-cc/cc"
+    chmod +x "$tmp/cross-cc/cc"
+    host_path=$PATH
+    PATH="$tmp/cross-cc:$PATH"
+    run_block vendor-aarch64 "$root"
+    PATH=$host_path
+    aarch64-linux-gnu-nm "$APP/app" | grep -q ' T kpn_port_switch$' || die "README's AArch64 vendoring built no switch"
+    QEMU_LD_PREFIX=${QEMU_LD_PREFIX:-/usr/aarch64-linux-gnu}
+    export QEMU_LD_PREFIX
+    ok "(f) README vendoring, aarch64 (cross compiled, under qemu-aarch64): $(run_app qemu-aarch64 "$APP/app")"
+else
+    skip "(f) README vendoring for aarch64: neither an AArch64 host nor aarch64-linux-gnu-gcc and qemu-aarch64"
 fi
 new_app vendor-posix
 run_block vendor-posix "$root"
