@@ -31,8 +31,9 @@ struct switch_frame {
 typedef char check_ctx_size[(sizeof(struct kpn_port_ctx) == 8) ? 1 : -1];
 typedef char check_frame_size[(sizeof(struct switch_frame) == 176) ? 1 : -1];
 
-/* Defined in switch_aarch64.S: moves x20 to x0 and calls x19. */
-extern void kpni_port_aarch64_entry(void);
+/* In switch_aarch64.S, inside its entry thunk: moves x20 to x0 and
+ * calls x19, for ever. */
+extern void kpni_port_aarch64_start(void);
 
 size_t kpn_port_ctx_size(void)
 {
@@ -43,7 +44,7 @@ size_t kpn_port_ctx_size(void)
  * The start-up frame takes the top 176 bytes of the stack:
  *
  *   stack + size  ->  +-------------------------------+  (16-byte aligned)
- *                     | lr = kpni_port_aarch64_entry  |
+ *                     | lr = kpni_port_aarch64_start  |
  *                     | fp = 0                        |
  *                     | x19 = fn, x20 = arg, x21-x28 0|
  *                     | d8-d15 = 0                    |
@@ -75,7 +76,7 @@ void kpn_port_init(kpn_port_ctx *ctx, void *stack, size_t size,
     frame->x[0] = (uintptr_t)fn;
     frame->x[1] = (uintptr_t)arg;
     frame->fp = 0;
-    frame->lr = (uintptr_t)kpni_port_aarch64_entry;
+    frame->lr = (uintptr_t)kpni_port_aarch64_start;
 
     ctx->stack_pointer = frame;
 }

@@ -41,7 +41,7 @@
  * exception flags) is not kept, as no call keeps it.
  *
  * port_aarch64.c builds the same frame by hand at the top of a fresh
- * stack, with lr pointing at 'kpni_port_aarch64_entry'; the two files
+ * stack, with lr pointing at 'kpni_port_aarch64_start'; the two files
  * must agree on this picture.
  *
  * The switch ends in 'ret', not 'br': every switch in the core goes
@@ -164,19 +164,27 @@ kpn_port_switch:
 	.cfi_endproc
 	.size	kpn_port_switch, .-kpn_port_switch
 
-/* The first switch into a fresh context "returns" here, with the initial
- * frame loaded: x19 = fn, x20 = arg, x29 = 0, and sp at the 16-byte
- * aligned top of the stack, as AAPCS64 wants it at every call.  If 'fn'
- * returns, it is called again (port.h): x19 and x20 are callee-saved,
- * and sp is back at the top.  Reached only by 'ret', so it needs no
- * landing pad. */
+/* The first switch into a fresh context "returns" to
+ * 'kpni_port_aarch64_start', with the initial frame loaded: x19 = fn,
+ * x20 = arg, x29 = 0, and sp at the 16-byte aligned top of the stack, as
+ * AAPCS64 wants it at every call.  If 'fn' returns, it is called again
+ * (port.h): x19 and x20 are callee-saved, and sp is back at the top.
+ * Reached only by 'ret', so it needs no landing pad.
+ *
+ * The thunk, and its unwind entry, start one instruction early, at a
+ * 'nop' never run: an unwinder looks a return address up at the address
+ * before it (the call's), and while the first switch into a context
+ * runs, the return address it holds is 'kpni_port_aarch64_start'. */
 	.globl	kpni_port_aarch64_entry
 	.type	kpni_port_aarch64_entry, %function
+	.globl	kpni_port_aarch64_start
 	.p2align 4
 kpni_port_aarch64_entry:
 	.cfi_startproc
 	/* There is no caller: tell unwinders (gdb, libgcc, perf) to stop. */
 	.cfi_undefined x30
+	nop
+kpni_port_aarch64_start:
 1:	mov	x0, x20
 	blr	x19
 	b	1b
