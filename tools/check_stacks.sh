@@ -2,7 +2,7 @@
 # Stack sizes kpn_spawn accepts must never let a process that calls
 # ordinary libc functions corrupt memory silently, crash or hang.
 #
-# For both ports, without LD_BIND_NOW (the first call through a lazily
+# For the host's ports (amd64 or aarch64, and posix), without LD_BIND_NOW (the first call through a lazily
 # bound symbol runs the dynamic linker on the process's stack), and on 1
 # and 2 runners, for every stack size S from KPN_STACK_MIN to 8192 in
 # steps of 512:
@@ -58,8 +58,9 @@ PROG
 
 min=$(printf '#include "kpn.h"\nKPN_STACK_MIN\n' | ${CC:-cc} -E -P -Iinclude - | tail -n 1 | tr -dc 0-9)
 status=0
-for port in amd64 posix; do
+for port in amd64 aarch64 posix; do
     [ "$port" = amd64 ] && [ "$(uname -m)" != x86_64 ] && continue
+    [ "$port" = aarch64 ] && [ "$(uname -m)" != aarch64 ] && continue
     make --no-print-directory lib PORT=$port >/dev/null
     make --no-print-directory bench-bins PORT=$port >/dev/null 2>&1 ||
         make --no-print-directory examples PORT=$port >/dev/null 2>&1 || true
