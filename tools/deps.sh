@@ -70,23 +70,32 @@ done
 
 [ -n "$need" ] || exit 0
 echo "deps.sh: missing Debian packages:$why" >&2
+# Another architecture's libraries (NAME:arm64) need it known to dpkg,
+# and the package lists read again.
+addarch=""
+for pkg in $need; do
+    case $pkg in *:*)
+        arch=${pkg#*:}
+        case " $addarch " in *" $arch "*) continue ;; esac
+        if [ "$arch" != "$(dpkg --print-architecture)" ] &&
+            ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+            addarch="$addarch $arch"
+        fi ;;
+    esac
+done
 if [ "$(id -u)" != 0 ]; then
+    for arch in $addarch; do
+        echo "deps.sh: run: sudo dpkg --add-architecture $arch" >&2
+    done
+    [ -z "$addarch" ] || echo "deps.sh: run: sudo apt-get update" >&2
     echo "deps.sh: run: sudo apt-get install$need" >&2
     exit 1
 fi
 echo "deps.sh: installing$need" >&2
 export DEBIAN_FRONTEND=noninteractive
-# Another architecture's libraries (NAME:arm64) need it known to dpkg,
-# and the package lists read again.
-for pkg in $need; do
-    case $pkg in *:*)
-        arch=${pkg#*:}
-        if [ "$arch" != "$(dpkg --print-architecture)" ] &&
-            ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
-            echo "deps.sh: adding dpkg architecture $arch" >&2
-            dpkg --add-architecture "$arch"
-        fi ;;
-    esac
+for arch in $addarch; do
+    echo "deps.sh: adding dpkg architecture $arch" >&2
+    dpkg --add-architecture "$arch"
 done
 apt-get install -y -qq $need >/dev/null 2>&1 ||
     { apt-get update -qq && apt-get install -y -qq $need >/dev/null; }
