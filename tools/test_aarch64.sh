@@ -26,8 +26,9 @@
 # Debian's arm64 start files carry no BTI marking, so no link with them
 # is marked and nothing asks QEMU to enforce it.
 #
-# One test is skipped, named in the suite's total: QEMU 7.2's user mode
-# loops for ever on a fault in a forked child, so the child that
+# One test is skipped, named in the output and counted in the total:
+# QEMU 7.2's user mode loops for ever on a fault in a forked child, so
+# the child that
 # test_with_guard_pages_a_deep_overflow_stops_at_the_page forks to
 # overflow into a guard page never dies.  The guard pages themselves run:
 # test_guard_pages_need_a_page_aligned_arena_and_come_back_on_release.
@@ -102,6 +103,6 @@ rm -rf $BUILD/results
 KPN_TEST_WRAPPER=qemu-aarch64 \
 KPN_TEST_SKIP="test_with_guard_pages_a_deep_overflow_stops_at_the_page" \
     sh tools/cmocka/run_suite.sh run $BUILD/results $BUILD/tests/test_* >$BUILD/suite.log 2>&1 || true
-grep -E '^(@kpn-counts|FAILED)' $BUILD/suite.log || true
+grep -E '^@kpn-counts|:IGNORE:' $BUILD/suite.log || true
 sh tools/cmocka/run_suite.sh total $BUILD/results || fail=1
 exit $fail
