@@ -40,8 +40,9 @@ typedef char check_frame_size[(sizeof(struct switch_frame) == 64) ? 1 : -1];
 #define INITIAL_MXCSR 0x1F80u
 #define INITIAL_X87_CONTROL 0x037Fu
 
-/* Defined in switch_amd64.S: moves r13 to rdi and calls r12. */
-extern void kpni_port_amd64_entry(void);
+/* In switch_amd64.S, inside its entry thunk: moves r13 to rdi and
+ * calls r12, for ever. */
+extern void kpni_port_amd64_start(void);
 
 size_t kpn_port_ctx_size(void)
 {
@@ -52,7 +53,7 @@ size_t kpn_port_ctx_size(void)
  * The start-up frame takes the top 64 bytes of the stack:
  *
  *   stack + size  ->  +-------------------------------+  (16-byte aligned)
- *                     | kpni_port_amd64_entry         |
+ *                     | kpni_port_amd64_start         |
  *                     | rbp = 0, rbx = 0              |
  *                     | r12 = fn, r13 = arg           |
  *                     | r14 = 0, r15 = 0              |
@@ -82,7 +83,7 @@ void kpn_port_init(kpn_port_ctx *ctx, void *stack, size_t size,
     frame->r12 = (uintptr_t)fn;
     frame->rbx = 0;
     frame->rbp = 0;
-    frame->return_address = (uintptr_t)kpni_port_amd64_entry;
+    frame->return_address = (uintptr_t)kpni_port_amd64_start;
 
     ctx->stack_pointer = frame;
 }

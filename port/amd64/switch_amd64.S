@@ -25,7 +25,7 @@
  *          lower addresses
  *
  * port_amd64.c builds the same frame by hand at the top of a fresh stack,
- * with the return address pointing at 'kpni_port_amd64_entry'; the two
+ * with the return address pointing at 'kpni_port_amd64_start'; the two
  * files must agree on this picture.
  *
  * The switch ends in 'ret', not 'pop; jmp': every switch in the core goes
@@ -111,20 +111,29 @@ kpn_port_switch:
 	.cfi_endproc
 	.size	kpn_port_switch, .-kpn_port_switch
 
-/* The first switch into a fresh context "returns" here, with the initial
- * frame popped: r12 = fn, r13 = arg, rbp = 0, and rsp at the 16-byte
- * aligned top of the stack, so the 'call' below enters 'fn' with
- * rsp = 8 (mod 16) exactly as an ordinary call would.  If 'fn' returns,
- * it is called again (port.h): r12 and r13 are callee-saved, and rsp is
- * back at the top.  Reached only by 'ret', never by an indirect jump or
- * call, so it needs no 'endbr64'. */
+/* The first switch into a fresh context "returns" to
+ * 'kpni_port_amd64_start', with the initial frame popped: r12 = fn,
+ * r13 = arg, rbp = 0, and rsp at the 16-byte aligned top of the stack,
+ * so the 'call' below enters 'fn' with rsp = 8 (mod 16) exactly as an
+ * ordinary call would.  If 'fn' returns, it is called again (port.h):
+ * r12 and r13 are callee-saved, and rsp is back at the top.  Reached
+ * only by 'ret', never by an indirect jump or call, so it needs no
+ * 'endbr64'.
+ *
+ * The thunk, and its unwind entry, start one byte early, at a 'nop'
+ * never run: an unwinder looks a return address up at the byte before
+ * it (the call's), and while the first switch into a context runs, the
+ * return address it holds is 'kpni_port_amd64_start'. */
 	.globl	kpni_port_amd64_entry
 	.type	kpni_port_amd64_entry, @function
+	.globl	kpni_port_amd64_start
 	.p2align 4
 kpni_port_amd64_entry:
 	.cfi_startproc
 	/* There is no caller: tell unwinders (gdb, libgcc, perf) to stop. */
 	.cfi_undefined %rip
+	nop
+kpni_port_amd64_start:
 1:	movq	%r13, %rdi
 	call	*%r12
 	jmp	1b
