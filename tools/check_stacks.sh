@@ -2,8 +2,9 @@
 # Stack sizes kpn_spawn accepts must never let a process that calls
 # ordinary libc functions corrupt memory silently, crash or hang.
 #
-# For the host's ports (amd64 or aarch64, and posix), without LD_BIND_NOW (the first call through a lazily
-# bound symbol runs the dynamic linker on the process's stack), and on 1
+# For the host's ports (amd64 or aarch64, and posix), without
+# LD_BIND_NOW (the first call through a lazily bound symbol runs the
+# dynamic linker on the process's stack), and on 1
 # and 2 runners, for every stack size S from KPN_STACK_MIN to 8192 in
 # steps of 512:
 #   - the ring benchmark (its first process calls clock_gettime);

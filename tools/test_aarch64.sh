@@ -7,9 +7,9 @@
 #
 # What it builds is `make test-port PORT=aarch64` with an AArch64 cross
 # compiler (CROSS_CC, default aarch64-linux-gnu-gcc; NM and READELF to
-# match) against Debian's
-# arm64 cmocka and mbedTLS; qemu-aarch64 runs each binary with the arm64
-# C library (QEMU_LD_PREFIX, default /usr/aarch64-linux-gnu).  On an
+# match) against Debian's arm64 cmocka and mbedTLS; qemu-aarch64 runs
+# each binary with the arm64 C library (QEMU_LD_PREFIX, default
+# /usr/aarch64-linux-gnu).  On an
 # AArch64 host, `make test` runs the same suite natively, with no
 # emulator.  sh tools/deps.sh aarch64 installs what it needs (it adds
 # Debian's arm64 architecture for the two libraries).
@@ -27,10 +27,9 @@
 # is marked and nothing asks QEMU to enforce it.
 #
 # One test is skipped, named in the output and counted in the total:
-# QEMU 7.2's user mode loops for ever on a fault in a forked child, so
-# the child that
-# test_with_guard_pages_a_deep_overflow_stops_at_the_page forks to
-# overflow into a guard page never dies.  The guard pages themselves run:
+# under QEMU 7.2's user mode a forked child that faults loops for ever,
+# so the child that test_with_guard_pages_a_deep_overflow_stops_at_the_page
+# forks to overflow into a guard page never dies.  The guard pages themselves run:
 # test_guard_pages_need_a_page_aligned_arena_and_come_back_on_release.
 #
 # Ends with the suite's "N passed, N failed, N skipped" line; exits 1 if
@@ -54,8 +53,8 @@ run() { qemu-aarch64 "$@"; }
 fail=0
 
 echo "== examples and a benchmark driver, port aarch64 (qemu-aarch64)"
-# hello's sum, the sieve's primes and the AES example's own check, on
-# one runner and on several: the same outputs.
+# hello's sum, and on one runner and on three the AES example's own
+# check and every hop of a ring with three tokens.
 out=$(run $BUILD/examples/hello) || fail=1
 echo "hello: $out"
 [ "$out" = "n=100 sum=5050" ] || { echo "test_aarch64: hello printed '$out'"; fail=1; }
