@@ -3,8 +3,11 @@
 #ifndef KPN_TEST_OFFER_THREAD_H
 #define KPN_TEST_OFFER_THREAD_H
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "kpn.h"
 
@@ -56,19 +59,42 @@ static inline void *kt_offerer_main(void *arg)
 /* The offerer runs on a stack of its own, as kpn's runner threads do:
  * a thread on a stack the C library maps never starts under QEMU's
  * user-mode emulation of AArch64 (QEMU 7.2, glibc 2.36: pthread_create
- * spins), which make test-aarch64 runs the suite in.  One offerer at a
- * time; 4 MiB holds glibc's TLS and descriptor at the top, under any
- * sanitizer's runtime too. */
-static unsigned char kt_offerer_stack[4u << 20] __attribute__((aligned(4096)));
+ * spins), which make test-aarch64 runs the suite in.  The stack is a
+ * mapping of its own, not a static array: valgrind takes a thread's
+ * stack to reach down to the start of the mapping its first stack
+ * pointer lies in, and a stack in .bss would take in the test's arena,
+ * whose process stacks memcheck would then see as frames of one stack.
+ * One offerer at a time; 4 MiB holds glibc's TLS and descriptor at the
+ * top, under any sanitizer's runtime too.  Mapped from /dev/zero, as
+ * POSIX has it (MAP_ANONYMOUS is an extension), once, and kept. */
+#define KT_OFFERER_STACK (4u << 20)
+
+static inline void *kt_offerer_stack(void)
+{
+    static void *stack;
+
+    if (stack == NULL) {
+        int fd = open("/dev/zero", O_RDWR);
+        void *p;
+
+        if (fd < 0)
+            return NULL;
+        p = mmap(NULL, KT_OFFERER_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        (void)close(fd);
+        stack = p == MAP_FAILED ? NULL : p;
+    }
+    return stack;
+}
 
 static inline int kt_offerer_start(struct kt_offerer *o)
 {
+    void *stack = kt_offerer_stack();
     pthread_attr_t attr;
     int r;
 
-    if (pthread_attr_init(&attr) != 0)
+    if (stack == NULL || pthread_attr_init(&attr) != 0)
         return -1;
-    r = pthread_attr_setstack(&attr, kt_offerer_stack, sizeof kt_offerer_stack);
+    r = pthread_attr_setstack(&attr, stack, KT_OFFERER_STACK);
     if (r == 0)
         r = pthread_create(&o->thread, &attr, kt_offerer_main, o);
     (void)pthread_attr_destroy(&attr);
