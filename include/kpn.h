@@ -153,7 +153,9 @@ typedef struct kpn_config {
      *     until kpn_reserve_add gives memory.
      *   N (at least 64): N bytes at the top of the arena, a hard bound:
      *     growth beyond them ends the run with KPN_ERESERVE, resumable.
-     * Memory given with kpn_reserve_add is used first in every case. */
+     * Memory given with kpn_reserve_add joins the pool: under
+     * KPN_RESERVE_ARENA it is used before the arena's free space; the
+     * pool's own blocks go lowest address first (docs/resolver.md). */
     size_t reserve_size;
     /* 1 (default): find artificial deadlocks as they happen and resolve
      * them by growing a channel (Geilen-Basten; docs/resolver.md).

@@ -1485,9 +1485,9 @@ static void runner_thread(void *arg)
  * net of one runner runs.  Runners that can only take turns on one CPU
  * add nothing but what a runner pays to share its processes (the locks
  * at every block and wake, a hand-off that waits whenever a woken
- * process's runner is not the one on the CPU): up to a seventh of a
- * fine-grained net's speed on two runners, three quarters on eight
- * (docs/runners.md, "One CPU").  So no thread is started;
+ * process's runner is not the one on the CPU): up to an eighth of a
+ * fine-grained net's speed on two runners, a seventh on eight, even
+ * after learning a placement (docs/runners.md, "One CPU").  So no thread is started;
  * every process joins runner 0, and no channel is marked crossing, so
  * that each keeps its reader's words on the writer's line.
  *
