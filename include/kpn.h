@@ -189,8 +189,9 @@ typedef struct kpn_config {
      * 'stack_base' minus the guard band (kpn_proc_stats).  Needs an arena
      * aligned to the page size; each process then takes two pages more
      * (kpn_size_proc), and a system call at spawn.  Call kpn_net_release
-     * before the arena's memory is used for anything but another net
-     * (kpn_net_init over a net gives its pages back itself).  A stale
+     * before the arena's memory is used for anything but another net at
+     * the same place (kpn_net_init there gives its pages back itself; a
+     * net that starts elsewhere does not find the old one).  A stale
      * handle of an earlier net may point into a protected page: passing
      * it faults like an overflow instead of returning KPN_EINVAL.  Default 0;
      * KPN_EINVAL in a build without guard pages (KPN_GUARD_PAGES 0). */
@@ -318,7 +319,12 @@ size_t kpn_size_proc(size_t stack_size, size_t name_len);
 size_t kpn_size_chan(size_t msg_size, size_t capacity);
 
 /* ------------------------------------------------------------------ */
-/* Building and running a net (host thread only, never from a process) */
+/* Building and running a net (host thread only, never from a process).
+ * Calls from a process of the same net are refused; a net of its own
+ * that a process builds and runs is not (kpn keeps no global state to
+ * tell), and if that net's arena lies on the process's stack, its
+ * processes pass for that process in the caller checks of the outer
+ * net's channels. */
 
 /* Place a net at the start of 'arena' (any alignment; up to 15 bytes are
  * skipped to align it).  'cfg' NULL means kpn_config_default.  The arena
@@ -342,10 +348,16 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity);
  *             same (the runners' records were written over it).
  * KPN_ENOMEM: the arena cannot hold the net and its reserve pool (also
  *             when their size overflows a size_t).
- * On failure '*net' is not written; KPN_EINVAL and KPN_ENOMEM leave the
- * arena, and any net in it, as they were.  Once a call succeeds, or
- * fails with KPN_ETHREAD, every handle of a net this arena held before
- * is stale: calls given one return KPN_EINVAL (or NULL, 0). */
+ * KPN_ESTATE: the net at the same place is running (an init from one of
+ *             its processes, or from another thread).
+ * On failure '*net' is not written; KPN_EINVAL, KPN_ENOMEM and
+ * KPN_ESTATE leave the arena, and any net in it, as they were.  Once a
+ * call succeeds, or fails with KPN_ETHREAD, every handle of a net this
+ * arena held before is stale: calls given one return KPN_EINVAL (or
+ * NULL, 0).  That holds for a net that starts where the old one did or
+ * over its fields; one that starts further in leaves the old net's
+ * fields standing over records it overwrote, so release a net
+ * (kpn_net_release) before its memory is used in any other way. */
 kpn_status kpn_net_init(kpn_net **net, void *arena, size_t arena_size,
                         const kpn_config *cfg);
 
@@ -472,7 +484,8 @@ kpn_status kpn_reserve_add(kpn_net *net, void *mem, size_t size);
  * there; under KPN_POLICY_WS it starts there and may be stolen, or moved
  * where a learnt placement puts it (cfg.learn).  Host thread, not while
  * running.
- * KPN_EINVAL: NULL, or no such runner.  KPN_ESTATE: the net is running. */
+ * KPN_EINVAL: NULL, or no such runner.  KPN_ESTATE: the net is running,
+ * or faulted (a stack overflow). */
 kpn_status kpn_proc_pin(kpn_proc *p, unsigned runner);
 
 /* A placement learnt from a run (Vrba's thesis, 4.2.3): after 'net' has

@@ -608,6 +608,11 @@ struct kpn_net {
     size_t ninputs;
     kpn_proc *outside;             /* the writer of every input channel */
     kpn_port_idle *input_idle;     /* where kpn_run waits for input */
+    /* The tag and serial again, last: a net placed a few bytes after
+     * this one writes over these but may leave 'magic' and 'serial'
+     * standing, and this one's handle must not take its fields for its
+     * own (kpni_net_valid). */
+    uint32_t tail[2];
 };
 
 /* A process's block of arena, carved in one piece so that ENOMEM can
@@ -1405,7 +1410,8 @@ void kpni_resolve_record(kpn_net *net);
  * channel, and a call cost more than the compares it makes. */
 static KPNI_TAG_READ inline int kpni_net_valid(const kpn_net *net)
 {
-    return net != NULL && net->magic == KPNI_NET_MAGIC;
+    return net != NULL && net->magic == KPNI_NET_MAGIC && net->tail[0] == KPNI_NET_MAGIC &&
+           net->tail[1] == net->serial;
 }
 
 /* Whether [p, p + size) lies in the part of the arena carved so far

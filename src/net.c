@@ -216,6 +216,11 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
     reserve = reserve_bytes(&cfg);
     KPNI_UNPOISON(mem, size);
     net = (kpn_net *)(void *)arena.base;
+    /* A net that runs here (an init from one of its processes, or from
+     * another thread) is still in use: refused, as kpn_net_release
+     * refuses it. */
+    if (kpni_net_sane(net) && net->state == KPNI_NET_RUNNING)
+        return KPN_ESTATE;
     /* A net already here: give its guard pages back, and take the next
      * serial so its handles go stale.  The memory may have held a net at
      * another offset since, over this one's fields but its tag: its
@@ -252,8 +257,8 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
     (void)i;
 
     kpni_memset(net, 0, sizeof *net);
-    net->magic = KPNI_NET_MAGIC;
-    net->serial = serial;
+    net->magic = net->tail[0] = KPNI_NET_MAGIC;
+    net->serial = net->tail[1] = serial;
 #if !KPN_COMPACT
     net->chan_head[0] = KPNI_CHAN_MAGIC;
     net->chan_head[1] = serial;

@@ -342,8 +342,8 @@ kpn_status kpn_proc_pin(kpn_proc *p, unsigned runner)
 {
     if (!kpni_proc_live(NULL, p) || runner >= p->net->nrunners)
         return KPN_EINVAL;
-    if (p->net->state == KPNI_NET_RUNNING)
-        return KPN_ESTATE;
+    if (p->net->state != KPNI_NET_IDLE)
+        return KPN_ESTATE; /* running, or faulted: no more runs */
 #if KPN_THREADS
     p->home = (unsigned char)runner;
 #endif

@@ -604,6 +604,12 @@ void kpni_sched_loop(kpni_runner *r)
             kpni_lock_down(r);
             break;
         }
+        /* The scan found a true deadlock under cfg.strict: the run ends
+         * now, not when an input that other processes wait on moves. */
+        if (KPNI_LOAD(&net->halt) != KPN_OK) {
+            kpni_lock_down(r);
+            break;
+        }
         /* A process waits on an open input: only an offer or a close from
          * outside can move the net now, so sleep until one comes. */
         if (net->ninputs != 0 && kpni_input_awaited(net)) {

@@ -301,6 +301,69 @@ void test_a_net_waiting_for_input_returns_only_after_the_close(void)
     check_output(&f, 1, 50);
 }
 
+/* cfg.strict: a true deadlock ends the run even while another process
+ * waits on an open input, which only the outside could move. */
+static kpn_chan *dl_ab, *dl_ba, *dl_in;
+static void dl_a(void *arg)
+{
+    uint32_t v;
+    (void)arg;
+    (void)kpn_recv(dl_ba, &v);
+}
+static void dl_b(void *arg)
+{
+    uint32_t v;
+    (void)arg;
+    (void)kpn_recv(dl_ab, &v);
+}
+static void dl_reader(void *arg)
+{
+    uint32_t v;
+    (void)arg;
+    while (kpn_recv(dl_in, &v) == KPN_OK)
+        ;
+}
+
+void test_strict_ends_a_true_deadlock_while_another_process_waits_for_input(void)
+{
+    unsigned runners;
+
+    for (runners = 1; runners <= 2; ++runners) {
+        struct kt_offerer o = {0};
+        kpn_config cfg;
+        kpn_proc *a, *b, *r;
+        kpn_stats st;
+        kpn_proc_stats ps;
+
+        kpn_config_default(&cfg);
+        cfg.strict = 1;
+        cfg.runners = runners;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+        a = spawn(dl_a, NULL);
+        b = spawn(dl_b, NULL);
+        r = spawn(dl_reader, NULL);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &dl_ab, a, b, sizeof(uint32_t), 1));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &dl_ba, b, a, sizeof(uint32_t), 1));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &dl_in, r, sizeof(uint32_t), 1));
+        o.in = dl_in;
+        o.delay_ms = 30000; /* closes the input only if kpn_run hangs */
+        TEST_ASSERT_EQUAL_INT(0, kt_offerer_start(&o));
+        TEST_ASSERT_EQUAL_INT(KPN_EDEADLOCK, kpn_run(net));
+        __atomic_store_n(&o.cancel, 1, __ATOMIC_SEQ_CST);
+        kt_offerer_join(&o);
+        TEST_ASSERT_FALSE(o.closed);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+        TEST_ASSERT_EQUAL_UINT64(1, st.true_deadlocks);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(r, &ps));
+        TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_READ, ps.state);
+        /* the input is still open, and the reader takes its end */
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_input_close(dl_in));
+        TEST_ASSERT_EQUAL_INT(KPN_EDEADLOCK, kpn_run(net));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(r, &ps));
+        TEST_ASSERT_EQUAL_INT(KPN_PROC_EXITED, ps.state);
+    }
+}
+
 void test_offer_to_a_full_input_returns_efull_and_writes_nothing(void)
 {
     uint32_t v[3] = {1, 2, 4};

@@ -356,11 +356,11 @@ void test_an_input_pulls_its_reader_towards_no_part(void)
 }
 
 static kpn_status placed_inside;
+static unsigned inside_home[MAXP];
 static void places_while_running(void *arg)
 {
-    unsigned home[MAXP];
     (void)arg;
-    placed_inside = kpn_place(net, 2, home, MAXP);
+    placed_inside = kpn_place(net, 2, inside_home, MAXP);
 }
 
 void test_place_refuses_bad_arguments_and_a_running_net(void)
@@ -385,8 +385,12 @@ void test_place_refuses_bad_arguments_and_a_running_net(void)
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &proc[0], "p", places_while_running, NULL,
                                             STACK));
     placed_inside = KPN_OK;
+    for (i = 0; i < MAXP; ++i)
+        inside_home[i] = 99;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, placed_inside);
+    for (i = 0; i < MAXP; ++i)
+        TEST_ASSERT_EQUAL_UINT(99, inside_home[i]);
 }
 
 /* A process that overflows its stack, then blocks: the switch finds it. */
@@ -401,7 +405,7 @@ static void overflows(void *arg)
     kpn_recv(never, &v);
 }
 
-void test_place_refuses_a_net_whose_stack_overflowed(void)
+void test_place_and_pin_refuse_a_net_whose_stack_overflowed(void)
 {
     unsigned home[MAXP];
 
@@ -413,4 +417,6 @@ void test_place_refuses_a_net_whose_stack_overflowed(void)
     home[0] = 99;
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_place(net, 2, home, MAXP));
     TEST_ASSERT_EQUAL_UINT(99, home[0]);
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_proc_pin(proc[1], 0));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_proc_pin(proc[0], 0));
 }

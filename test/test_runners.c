@@ -168,16 +168,25 @@ void test_pin_checks_its_arguments(void)
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_proc_pin(NULL, 0));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_proc_pin(p, 2));
+    TEST_ASSERT_EQUAL_UINT(0, p->home); /* the first process: runner 0 */
+    TEST_ASSERT_EQUAL_PTR(&net->runners[0], p->runner);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(p, 1));
+    TEST_ASSERT_EQUAL_UINT(1, p->home);
+    TEST_ASSERT_EQUAL_PTR(&net->runners[1], p->runner);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
 }
 
 static kpn_proc *pin_self;
 static kpn_status pin_while_running;
+static unsigned pin_home_after;
+static kpni_runner *pin_runner_before, *pin_runner_after;
 static void pins_itself(void *arg)
 {
     (void)arg;
-    pin_while_running = kpn_proc_pin(pin_self, 0);
+    pin_runner_before = pin_self->runner;
+    pin_while_running = kpn_proc_pin(pin_self, 1);
+    pin_home_after = pin_self->home;
+    pin_runner_after = pin_self->runner;
 }
 
 void test_pin_while_running_is_refused(void)
@@ -185,6 +194,8 @@ void test_pin_while_running_is_refused(void)
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &pin_self, "p", pins_itself, NULL, STACK));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, pin_while_running);
+    TEST_ASSERT_EQUAL_UINT(0, pin_home_after);
+    TEST_ASSERT_EQUAL_PTR(pin_runner_before, pin_runner_after);
 }
 
 /* Under the static policy a pinned process runs only on its runner. */

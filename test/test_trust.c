@@ -260,6 +260,113 @@ void test_handles_of_a_discarded_net_are_refused(void)
     stale(4);
 }
 
+/* A net placed a few bytes after another writes over the other's fields
+ * but may leave its first bytes, its tag and serial, standing: the old
+ * handle must not take the new net's fields for its own.  Every start
+ * of the new net inside the old one's fields, on 1 and 2 runners. */
+static void overlapped(unsigned runners, size_t off)
+{
+    kpn_config cfg;
+    kpn_net *old, *now;
+    kpn_proc *a, *b, *c;
+    kpn_chan *ch, *in;
+    kpn_stats st;
+    unsigned home[4];
+    unsigned char region[256];
+
+    kpn_config_default(&cfg);
+    cfg.runners = runners;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&old, arena, SPACE, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(old, &a, "a", idle, NULL, 16384));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(old, &b, "b", idle, NULL, 16384));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(old, &ch, a, b, sizeof(int), 4));
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&now, arena + off, SPACE - off, &cfg));
+    TEST_ASSERT_EQUAL_PTR(arena + off, now);
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_run(old));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_spawn(old, &c, "c", idle, NULL, 16384));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect(old, &ch, a, b, sizeof(int), 4));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(old, &in, a, sizeof(int), 4));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(old, region, sizeof region));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_place(old, 2, home, 4));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_stats(old, &st));
+    TEST_ASSERT_NULL(kpn_net_fault(old));
+    TEST_ASSERT_NULL(kpn_proc_next(old, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_proc_pin(a, 0));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_release(old));
+
+    /* the new net is whole */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(now, &c, "c", idle, NULL, 16384));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(now));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(now, &st));
+    TEST_ASSERT_EQUAL_size_t(1, st.procs);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_release(now));
+}
+
+void test_a_net_placed_over_another_nets_fields_makes_its_handle_stale(void)
+{
+    size_t off;
+
+    for (off = 16; off < sizeof(kpn_net); off += 16) {
+        overlapped(1, off);
+        overlapped(2, off);
+    }
+}
+
+/* kpn_net_init from a process, over the arena of the net that runs it:
+ * refused, and the run goes on with every message. */
+static kpn_chan *over_ch;
+static kpn_status over_init;
+static kpn_net *over_out;
+static int over_sum;
+
+static void inits_over_its_net(void *arg)
+{
+    int v;
+
+    over_init = kpn_net_init(&over_out, arg, SPACE, NULL);
+    for (v = 1; v <= 3; ++v)
+        kpn_send(over_ch, &v);
+}
+
+static void sums(void *arg)
+{
+    int v;
+
+    (void)arg;
+    while (kpn_recv(over_ch, &v) == KPN_OK)
+        over_sum += v;
+}
+
+void test_init_over_a_running_net_is_refused_and_the_run_goes_on(void)
+{
+    unsigned runners;
+
+    for (runners = 1; runners <= 2; ++runners) {
+        kpn_config cfg;
+        kpn_net *net;
+        kpn_proc *w, *r;
+        kpn_stats st;
+
+        kpn_config_default(&cfg);
+        cfg.runners = runners;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, SPACE, &cfg));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "w", inits_over_its_net, arena, 16384));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "r", sums, NULL, 16384));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &over_ch, w, r, sizeof(int), 1));
+        over_init = KPN_OK;
+        over_out = NULL;
+        over_sum = 0;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+        TEST_ASSERT_EQUAL_INT(KPN_ESTATE, over_init);
+        TEST_ASSERT_NULL(over_out);
+        TEST_ASSERT_EQUAL_INT(6, over_sum);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+        TEST_ASSERT_EQUAL_UINT64(3, st.messages);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_release(net));
+    }
+}
+
 /* A net made where a net of another offset has overwritten the last
  * one's fields takes its serial from the bytes it finds there.  Made
  * and released twice over the same way, the net at the other offset
@@ -295,7 +402,10 @@ static kpn_net *made_off(unsigned char *at, kpn_proc **p, kpn_proc **q)
 
 void test_a_stale_channel_whose_serial_a_net_took_again_is_refused(void)
 {
-    unsigned char *off = arena + 48; /* inside the fields of a net at 'arena' */
+    /* just past the fields of a net at 'arena', over its runners'
+     * records: every net made at 'arena' writes the same bytes there
+     * (its fields' tail, which holds its serial, lies below) */
+    unsigned char *off = arena + kpni_align_up(sizeof(kpn_net));
     kpn_net *x, *y1, *y2;
     kpn_proc *p, *q, *p2;
     uint32_t serial;

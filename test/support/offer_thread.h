@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kpn.h"
@@ -20,12 +21,18 @@
  * 'pause' times before each (so the net runs dry and waits), retrying
  * on KPN_EFULL; then closes the input unless 'keep_open'.  'efull' counts
  * the retries, 'bad' any other status; 'closed' is set just before the
- * close, so the test can tell kpn_run returned only after it. */
+ * close, so the test can tell kpn_run returned only after it.  With
+ * 'delay_ms' it first sleeps that long, and does nothing at all if the
+ * test sets 'cancel' meanwhile: a close that comes only if kpn_run
+ * fails to return by itself, so that such a failure fails the test
+ * instead of hanging it. */
 struct kt_offerer {
     kpn_chan *in;
     uint32_t first, count;
     unsigned pause;
     int keep_open;
+    unsigned delay_ms;
+    volatile int cancel;
     unsigned long efull;
     int bad;
     volatile int closed;
@@ -38,6 +45,12 @@ static inline void *kt_offerer_main(void *arg)
     uint32_t i;
     unsigned k;
 
+    for (k = 0; k < o->delay_ms / 10 && !__atomic_load_n(&o->cancel, __ATOMIC_SEQ_CST); ++k) {
+        struct timespec ten_ms = {0, 10L * 1000 * 1000};
+        (void)nanosleep(&ten_ms, NULL);
+    }
+    if (__atomic_load_n(&o->cancel, __ATOMIC_SEQ_CST))
+        return NULL;
     for (i = 0; i < o->count; ++i) {
         uint32_t v = o->first + i;
         kpn_status s;
