@@ -271,19 +271,14 @@ function emit_undefs(path,    k, n, names) {
     undefs = ""
 }
 
-# The condition under which a port or thread file is compiled.
-function file_condition(f,    i, c, thread_file) {
+# The condition under which a port or thread file is compiled: whenever
+# its port is, as in the split build (a hosted port's thread-service file
+# also idles a net that waits for input, with or without KPN_THREADS).
+function file_condition(f,    i, c) {
     c = ""
-    thread_file = 0
-    for (i = 1; i <= nrows; ++i) {
-        if (index(" " pfiles[i] " ", " " f " ") || index(" " tfiles[i] " ", " " f " ")) {
+    for (i = 1; i <= nrows; ++i)
+        if (index(" " pfiles[i] " ", " " f " ") || index(" " tfiles[i] " ", " " f " "))
             c = c (c == "" ? "" : " || ") "KPNI_PORT == " i
-            if (index(" " tfiles[i] " ", " " f " "))
-                thread_file = 1
-        }
-    }
-    if (thread_file)
-        c = "(" c ") && KPN_THREADS"
     return c
 }
 
@@ -417,7 +412,6 @@ BEGIN {
             continue
         print "/* from " f " */"
         cond = (f in is_core) ? "" : file_condition(f)
-        sub(/ && KPN_THREADS$/, "", cond)
         if (cond != "")
             print "#if " cond
         printf "%s", p

@@ -13,9 +13,10 @@ set -eu
 # port is one line:
 #   name ; condition on predefined macros ; port files ; thread-service files
 # 'name' is a C identifier (-DKPN_PORT=name picks the port).  Thread
-# files are compiled only in a build with KPN_THREADS; for a port that
-# lists none, the amalgamation turns threads off (KPN_THREADS 0) unless
-# KPN_THREADS or KPN_CONFIG_FILE is given.  'none' compiles no port: the
+# files are compiled with their port, KPN_THREADS or not (a hosted one
+# also idles a net that waits for input); for a port that lists none,
+# the amalgamation turns threads off (KPN_THREADS 0) unless KPN_THREADS
+# or KPN_CONFIG_FILE is given.  'none' compiles no port: the
 # firmware links its own.  amd64 steps aside for shadow stacks
 # (-fcf-protection=full or =return), and aarch64 for a guarded control
 # stack: the assembly switch cannot keep one, and in one object file the

@@ -12,8 +12,10 @@
 #       prefix `cmake --install` writes
 #   (c) CMake add_subdirectory of this tree (each port), and FetchContent
 #   (d) the amalgamation: cc -c kpn.c, linked with -lpthread, run; also
-#       -DKPN_PORT=posix, and warning-free under -std=c99 -pedantic, by
-#       cc and clang, also with threads off and the compact layout;
+#       -DKPN_PORT=posix, the port under shadow stacks (x86-64), and
+#       warning-free under -std=c99 -pedantic, by
+#       cc and clang, also with threads off (linked and run too) and
+#       the compact layout;
 #       kpn.h included from C++ (tools/consumer/main.cpp), linked with it
 #   (e) the amalgamation for Cortex-M4 and RV64, freestanding, each with
 #       its port (skipped with a message when the cross compiler is
@@ -167,6 +169,13 @@ for cc in $CC clang; do
     done
     ok "(d) amalgamation warning-free under $cc at -O0 and -O2 with $(printf '%s' "$cfgs" | sed 's/|/; /g')"
 done
+# threads off on a hosted port: the port's idling (for inputs) still links
+for cfg in "-DKPN_THREADS=0" "-DKPN_PORT=posix -DKPN_THREADS=0"; do
+    # shellcheck disable=SC2086
+    (cd "$APP" && $CC -O2 $cfg -c kpn.c -o nothreads.o && $CC -O2 main.c nothreads.o -lpthread -o app-nothreads) \
+        >"$log" 2>&1 || { cat "$log"; die "the amalgamation with $cfg does not link"; }
+    ok "(d) amalgamation, $cfg, linked and run: $(run_app "$APP/app-nothreads")"
+done
 if [ "$host_port" != posix ]; then
     nm "$APP/kpn.o" | grep -q ' T kpn_port_switch$' || die "$host_port amalgamation has no assembly kpn_port_switch"
     nm "$APP/kpn.o" | grep -q swapcontext && die "$host_port amalgamation uses ucontext"
@@ -188,6 +197,24 @@ ok "(d) amalgamation, -DKPN_PORT=posix: $(run_app "$APP/app")"
 (cd "$APP" && $CC -O2 -DKPN_PORT=nonesuch -c kpn.c -o bad.o) >"$log" 2>&1 && die "-DKPN_PORT=nonesuch was accepted"
 grep -q "KPN_PORT must be one of" "$log" || { cat "$log"; die "-DKPN_PORT=nonesuch: no sentence"; }
 ok "(d) amalgamation, -DKPN_PORT=nonesuch refused: $(grep -o 'KPN_PORT must be one of[^"]*' "$log" | head -1)"
+# Shadow stacks (x86 CET; Ubuntu's GCC builds for them by default): the
+# one-file build steps aside to ucontext, keeps the assembly switch for
+# indirect-branch tracking alone, and refuses the switch asked for by name.
+if [ "$arch" = x86_64 ]; then
+    for cet in full branch; do
+        (cd "$APP" && $CC -O2 -fcf-protection=$cet -c kpn.c -o cet.o) >"$log" 2>&1 ||
+            { cat "$log"; die "the amalgamation does not build with -fcf-protection=$cet"; }
+        if [ $cet = full ]; then
+            nm "$APP/cet.o" | grep -q swapcontext || die "-fcf-protection=full: the amalgamation kept the assembly switch"
+        else
+            nm "$APP/cet.o" | grep -q ' T kpn_port_switch$' || die "-fcf-protection=branch: no assembly switch"
+        fi
+    done
+    (cd "$APP" && $CC -O2 -fcf-protection=full -DKPN_PORT=amd64 -c kpn.c -o bad.o) >"$log" 2>&1 &&
+        die "-DKPN_PORT=amd64 with shadow stacks was accepted"
+    grep -q "cannot keep a shadow stack" "$log" || { cat "$log"; die "-DKPN_PORT=amd64 with shadow stacks: no sentence"; }
+    ok "(d) amalgamation with shadow stacks (-fcf-protection=full): ucontext; with =branch the assembly switch; -DKPN_PORT=amd64 with them refused"
+fi
 
 # ------------------------------------------------------------ (e)
 # The KPN_* settings in a preprocessor's -dM output.

@@ -3,7 +3,8 @@
 #
 #   sh tools/deps.sh GROUP...
 #
-# Groups: test (cmocka, mbedTLS: the suite and the AES example), clang
+# Groups: test (cmocka, mbedTLS: the suite and the AES example), examples
+# (mbedTLS, which every example and benchmark program links), clang
 # (ThreadSanitizer, libFuzzer, the clang build), cross (arm-none-eabi and
 # riscv64-unknown-elf gcc: check-embedded), qemu (qemu-system-arm:
 # test-qemu, firmware), qemu-riscv (qemu-system-misc, whose
@@ -35,6 +36,8 @@ for group in "$@"; do
     test)
         want libcmocka-dev '[ -f /usr/include/cmocka.h ]' "cmocka runs the unit suite (make test)"
         want libmbedtls-dev '[ -f /usr/include/mbedtls/aes.h ]' "AES-128 for the AES example and its test" ;;
+    examples)
+        want libmbedtls-dev '[ -f /usr/include/mbedtls/aes.h ]' "AES-128 for the AES example, which every program links" ;;
     clang)
         want clang 'have clang' "ThreadSanitizer, libFuzzer and the clang -Werror build" ;;
     cross)

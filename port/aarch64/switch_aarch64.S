@@ -56,6 +56,13 @@
  * 'ret' onto another stack, so the file carries no GCS marking.
  */
 
+/* In the one-file build the compiler's GCS marking would cover the
+ * switch (see the property note below): picked by default, the
+ * amalgamation takes posix then; asked for by name, it stops here. */
+#if defined(KPNI_PORT) && defined(__ARM_FEATURE_GCS_DEFAULT) && __ARM_FEATURE_GCS_DEFAULT
+#error "KPN_PORT=aarch64 cannot keep a guarded control stack: build kpn.c without GCS in -mbranch-protection, or take KPN_PORT=posix"
+#endif
+
 #if defined(__ARM_FEATURE_BTI_DEFAULT) && __ARM_FEATURE_BTI_DEFAULT
 #define KPN_BTI_C hint 34 /* bti c; a no-op on cores without BTI */
 #define KPN_FEATURE_BTI 1

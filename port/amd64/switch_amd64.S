@@ -40,6 +40,14 @@
  * asks for IBT, and is a no-op otherwise.
  */
 
+/* In the one-file build (tools/amalgamate.sh, which defines KPNI_PORT)
+ * the switch shares an object with C, and the compiler's marking would
+ * call it shadow-stack compatible: picked by default, the amalgamation
+ * takes posix then; asked for by name, it stops here. */
+#if defined(KPNI_PORT) && defined(__CET__) && (__CET__ & 2)
+#error "KPN_PORT=amd64 cannot keep a shadow stack: build kpn.c with -fcf-protection=branch (or none), or take KPN_PORT=posix"
+#endif
+
 #if defined(__CET__) && (__CET__ & 1)
 #define KPN_ENDBR endbr64
 #else

@@ -14,7 +14,8 @@
 #include "port.h"
 
 /* The context: usually just the saved stack pointer, with the registers
- * on the suspended stack.  Keep it a multiple of 16 bytes. */
+ * on the suspended stack.  Padded to 16 bytes here, which is allowed,
+ * not needed: the core rounds every carve up to 16 (docs/porting.md). */
 struct kpn_port_ctx {
     void *stack_pointer;
     void *unused[16 / sizeof(void *) - 1];
