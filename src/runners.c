@@ -1487,9 +1487,10 @@ static void runner_thread(void *arg)
  * at every block and wake, a hand-off that waits whenever a woken
  * process's runner is not the one on the CPU): up to an eighth of a
  * fine-grained net's speed on two runners, a seventh on eight, even
- * after learning a placement (docs/runners.md, "One CPU").  So no thread is started;
- * every process joins runner 0, and no channel is marked crossing, so
- * that each keeps its reader's words on the writer's line.
+ * after learning a placement (docs/runners.md, "One CPU").  So no
+ * thread is started; every process joins runner 0, and no channel is
+ * marked crossing, so that each keeps its reader's words on the
+ * writer's line.
  *
  * Spawn queued process i on runner i mod N.  Taken runner by runner,
  * the queues would leave runner 0 dispatching 0, N, 2N, ... before 1,
