@@ -76,7 +76,7 @@ VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-s
                 --fair-sched=yes
 
 .PHONY: all lib test test-port test-bins sanitize tsan test-yield valgrind coverage fuzz fuzz-api fuzz-yield \
-        check-ceedling-links check-cli check-embedded test-qemu test-qemu-riscv test-aarch64 firmware firmware-riscv examples bench-bins demo bench scaling clean help
+        check-ceedling-links check-cli check-embedded test-qemu test-qemu-riscv test-aarch64 firmware firmware-riscv examples bench-bins deps-examples demo bench scaling clean help
 .DELETE_ON_ERROR:
 # keep generated runners: gcovr reads them, and they need no rebuilding
 .SECONDARY:
@@ -275,14 +275,14 @@ firmware-riscv:
 	@$(MAKE) --no-print-directory -C examples/firmware run-riscv RV64=1
 
 # ---------------------------------------------------------------- programs
+examples: $(EXAMPLE_BINS)
+bench-bins: $(BENCH_BINS)
 # Every program links mbedTLS (the AES example's cipher): asked for
 # first, so that a machine without it hears which package is missing.
-examples:
+# Order-only: the check rebuilds nothing.
+$(EXAMPLE_BINS) $(BENCH_BINS): | deps-examples
+deps-examples:
 	@sh tools/deps.sh examples
-	@$(MAKE) --no-print-directory $(EXAMPLE_BINS)
-bench-bins:
-	@sh tools/deps.sh examples
-	@$(MAKE) --no-print-directory $(BENCH_BINS)
 
 # EXAMPLE_SRC_NAME: what an example takes from outside its folder (the
 # H.264 example times itself with the bench helper).

@@ -111,7 +111,7 @@ int main(int argc, char **argv)
         {"policy", "ws (work stealing) or static (worker i on runner i mod R)", 0, "ws", 0, 0},
         {"runs", "timed runs of each; medians are reported", 3, NULL, 1, 100},
         {"stack", "stack bytes per process", AES_NET_STACK, NULL, KPN_STACK_MIN, 1 << 20},
-        {"cpus", "CPUs the runners share: over one a ws run is on runner 0 alone "
+        {"cpus", "CPUs the runners share: with 1 a ws run is on runner 0 alone "
                  "(cfg.cpus; 0: those this program may run on)", 0, NULL, 0, 1 << 20},
         {"stack_fill", "1: fill every stack at spawn, for its high-water mark; 0: leave "
                        "them unfilled (cfg.stack_fill; the peaks are then 0)", 1, NULL, 0, 1},

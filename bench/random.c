@@ -135,7 +135,7 @@ int main(int argc, char **argv)
                            "--learn applies (cfg.learn_grain_ns; 0: any grain)", 1000, NULL, 0,
          1 << 30},
         {"cpus", "CPUs the runners share: a learnt placement uses at most this many runners, "
-                 "and over one a ws run is on runner 0 alone (cfg.cpus; 0: those this program "
+                 "and with 1 a ws run is on runner 0 alone (cfg.cpus; 0: those this program "
                  "may run on)", 0, NULL, 0, 1 << 20},
         {"runs", "timed runs of each runner count; medians are reported", 3, NULL, 1, 100},
         {"dot", "also write the network as Graphviz to this file (empty: no file)", 0, "", 0, 0},

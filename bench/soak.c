@@ -73,7 +73,7 @@ int main(int argc, char **argv)
         {"stack", "stack bytes per process", 4096, NULL, KPN_STACK_MIN, 1 << 20},
         {"policy", "ws (work stealing) or static (process i on runner i*R/procs: the ring "
                    "cut into R arcs)", 0, "ws", 0, 0},
-        {"cpus", "CPUs the runners share: over one a ws run is on runner 0 alone "
+        {"cpus", "CPUs the runners share: with 1 a ws run is on runner 0 alone "
                  "(cfg.cpus; 0: those this program may run on)", 0, NULL, 0, 1 << 20},
     };
     enum { PROCS, MESSAGES, RUNNERS, CAPACITY, STRIDE, STACK, POLICY, CPUS };

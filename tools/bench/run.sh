@@ -184,7 +184,8 @@ elapsed=$(cat "$out/elapsed")
     done
     if [ -f "$out/h264.csv.lines" ]; then
         line=$(pick h264)
-        echo "| H.264 encoder | 2 runners against 1 | fps (speedup) | $(printf '%s\n' "$line" | value fps) ($(printf '%s\n' "$line" | value speedup)) |"
+        if [ -n "${H264_INPUT:-}" ]; then what="$(basename "$H264_INPUT")"; else what="100 CIF frames of ffmpeg's testsrc"; fi
+        echo "| H.264 encoder | $what, QP 26, 2 runners against 1 | fps (speedup) | $(printf '%s\n' "$line" | value fps) ($(printf '%s\n' "$line" | value speedup)) |"
     fi
     for preset in RND-A RND-B; do
         for d in 100 1000 10000 100000; do
