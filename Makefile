@@ -277,12 +277,14 @@ firmware-riscv:
 # ---------------------------------------------------------------- programs
 examples: $(EXAMPLE_BINS)
 bench-bins: $(BENCH_BINS)
-# Every program links mbedTLS (the AES example's cipher): asked for
-# first, so that a machine without it hears which package is missing.
-# Order-only: the check rebuilds nothing.
+# Every program links mbedTLS (the AES example's cipher): where the
+# compiler does not find it, deps.sh says which package is missing (or
+# installs it) before the first program fails to build.  Order-only: the
+# check rebuilds nothing.
 $(EXAMPLE_BINS) $(BENCH_BINS): | deps-examples
 deps-examples:
-	@sh tools/deps.sh examples
+	@printf '#include <mbedtls/aes.h>\n' | $(CC) $(ALL_CFLAGS) -E -x c - >/dev/null 2>&1 || \
+	  sh tools/deps.sh examples
 
 # EXAMPLE_SRC_NAME: what an example takes from outside its folder (the
 # H.264 example times itself with the bench helper).

@@ -319,12 +319,14 @@ size_t kpn_size_proc(size_t stack_size, size_t name_len);
 size_t kpn_size_chan(size_t msg_size, size_t capacity);
 
 /* ------------------------------------------------------------------ */
-/* Building and running a net (host thread only, never from a process).
- * Calls from a process of the same net are refused; a net of its own
- * that a process builds and runs is not (kpn keeps no global state to
- * tell), and if that net's arena lies on the process's stack, its
- * processes pass for that process in the caller checks of the outer
- * net's channels. */
+/* Building and running a net (host thread only, never from a process;
+ * kpn_offer and kpn_input_close say who may call them).  The calls that
+ * build and run a net are refused from a process of the same net; a net
+ * of its own that a process builds and runs is not (kpn keeps no global
+ * state to tell), and if that net's arena lies on the process's stack,
+ * its processes pass for that process in the caller checks of the outer
+ * net's channels.  Calls on one net from two threads at once are not
+ * supported. */
 
 /* Place a net at the start of 'arena' (any alignment; up to 15 bytes are
  * skipped to align it).  'cfg' NULL means kpn_config_default.  The arena
@@ -348,8 +350,8 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity);
  *             same (the runners' records were written over it).
  * KPN_ENOMEM: the arena cannot hold the net and its reserve pool (also
  *             when their size overflows a size_t).
- * KPN_ESTATE: the net at the same place is running (an init from one of
- *             its processes, or from another thread).
+ * KPN_ESTATE: a run of the net at the same place is under way (an init
+ *             from one of its processes).
  * On failure '*net' is not written; KPN_EINVAL, KPN_ENOMEM and
  * KPN_ESTATE leave the arena, and any net in it, as they were.  Once a
  * call succeeds, or fails with KPN_ETHREAD, every handle of a net this
@@ -442,7 +444,9 @@ kpn_status kpn_input_close(kpn_chan *in);
  * nothing else can run, kpn_run does not return but sleeps in the port's
  * idle hook (WFI on Cortex-M and RISC-V, a condition variable on POSIX)
  * until an offer or a close comes; it returns once every awaited input
- * is closed and the net is at rest.
+ * is closed and the net is at rest, or, with cfg.strict, as soon as the
+ * net is at rest with a true deadlock found (in this run or an earlier
+ * one).
  *   KPN_OK        every process has exited or waits on a read that no
  *                 process can ever satisfy (Kahn termination).
  *   KPN_ERESERVE  an artificial deadlock needs a channel to grow and the

@@ -214,13 +214,15 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
     if (net_bytes(&cfg) == 0 || net_bytes(&cfg) > (size_t)(arena.end - arena.next))
         return KPN_ENOMEM;
     reserve = reserve_bytes(&cfg);
-    KPNI_UNPOISON(mem, size);
     net = (kpn_net *)(void *)arena.base;
-    /* A net that runs here (an init from one of its processes, or from
-     * another thread) is still in use: refused, as kpn_net_release
-     * refuses it. */
+    /* A net that runs here (an init from one of its processes) is still
+     * in use: refused, as kpn_net_release refuses it, and before the
+     * arena's frames lose their sanitizer marks.  A net's own fields are
+     * never a frame's. */
+    KPNI_UNPOISON(net, sizeof *net);
     if (kpni_net_sane(net) && net->state == KPNI_NET_RUNNING)
         return KPN_ESTATE;
+    KPNI_UNPOISON(mem, size);
     /* A net already here: give its guard pages back, and take the next
      * serial so its handles go stale.  The memory may have held a net at
      * another offset since, over this one's fields but its tag: its

@@ -604,9 +604,14 @@ void kpni_sched_loop(kpni_runner *r)
             kpni_lock_down(r);
             break;
         }
-        /* The scan found a true deadlock under cfg.strict: the run ends
-         * now, not when an input that other processes wait on moves. */
-        if (KPNI_LOAD(&net->halt) != KPN_OK) {
+        /* Under cfg.strict a true deadlock ends the run now, not when an
+         * input that other processes wait on moves: one the scan above
+         * found (the halt), one an earlier run found, or, without the
+         * resolver, one looked for here (the end of kpn_run looks for
+         * them where no input is awaited). */
+        if (net->cfg.strict && !r->resolve && net->ninputs != 0)
+            kpni_resolve_record(net);
+        if (KPNI_LOAD(&net->halt) != KPN_OK || (net->cfg.strict && net->true_deadlocks != 0)) {
             kpni_lock_down(r);
             break;
         }
