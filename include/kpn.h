@@ -445,8 +445,8 @@ kpn_status kpn_input_close(kpn_chan *in);
  * idle hook (WFI on Cortex-M and RISC-V, a condition variable on POSIX)
  * until an offer or a close comes; it returns once every awaited input
  * is closed and the net is at rest, or, with cfg.strict, as soon as the
- * net is at rest with a true deadlock found (in this run or an earlier
- * one).
+ * net is at rest with a true deadlock that closed in this run (a later
+ * run goes on with the rest of the net).
  *   KPN_OK        every process has exited or waits on a read that no
  *                 process can ever satisfy (Kahn termination).
  *   KPN_ERESERVE  an artificial deadlock needs a channel to grow and the

@@ -604,14 +604,15 @@ void kpni_sched_loop(kpni_runner *r)
             kpni_lock_down(r);
             break;
         }
-        /* Under cfg.strict a true deadlock ends the run now, not when an
-         * input that other processes wait on moves: one the scan above
-         * found (the halt), one an earlier run found, or, without the
-         * resolver, one looked for here (the end of kpn_run looks for
-         * them where no input is awaited). */
+        /* Under cfg.strict a true deadlock that closed in this run ends
+         * it now, not when an input that other processes wait on moves:
+         * one the scan above found (the halt) or, without the resolver,
+         * one looked for here (the end of kpn_run looks for them where
+         * no input is awaited).  A cycle an earlier run found is not
+         * found again: a later run goes on with the rest of the net. */
         if (net->cfg.strict && !r->resolve && net->ninputs != 0)
             kpni_resolve_record(net);
-        if (KPNI_LOAD(&net->halt) != KPN_OK || (net->cfg.strict && net->true_deadlocks != 0)) {
+        if (KPNI_LOAD(&net->halt) != KPN_OK) {
             kpni_lock_down(r);
             break;
         }

@@ -369,14 +369,15 @@ void test_strict_ends_a_true_deadlock_while_another_process_waits_for_input(void
         TEST_ASSERT_EQUAL_INT(0, kt_offerer_start(&closer));
         closer_started = 1;
         TEST_ASSERT_EQUAL_INT(KPN_EDEADLOCK, kpn_run(net));
-        TEST_ASSERT_EQUAL_INT(KPN_EDEADLOCK, kpn_run(net)); /* a later run: the same */
         stop_closer();
         TEST_ASSERT_FALSE(closer.closed);
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
         TEST_ASSERT_EQUAL_UINT64(1, st.true_deadlocks);
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(r, &ps));
         TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_READ, ps.state);
-        /* the input is still open, and the reader takes its end */
+        /* the input is still open; a later run goes on with the rest of
+         * the net (the reader takes the input's end) and, the cycle
+         * found before, ends as a strict run without inputs does */
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_input_close(dl_in));
         TEST_ASSERT_EQUAL_INT(KPN_EDEADLOCK, kpn_run(net));
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(r, &ps));
