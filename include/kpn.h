@@ -359,7 +359,8 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity);
  * NULL, 0).  That holds for a net that starts where the old one did or
  * over its fields; one that starts further in leaves the old net's
  * fields standing over records it overwrote, so release a net
- * (kpn_net_release) before its memory is used in any other way. */
+ * (kpn_net_release) before its memory is used for anything but a net
+ * at the same place. */
 kpn_status kpn_net_init(kpn_net **net, void *arena, size_t arena_size,
                         const kpn_config *cfg);
 
