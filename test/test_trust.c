@@ -368,6 +368,58 @@ void test_init_over_a_running_net_is_refused_and_the_run_goes_on(void)
     }
 }
 
+/* kpn_net_init refused for its arguments (KPN_EINVAL) or its size
+ * (KPN_ENOMEM) over a net that is built and waiting to run: the net,
+ * its handles and its guard pages are as they were, and it runs whole. */
+static void sends_three(void *arg)
+{
+    int v;
+
+    (void)arg;
+    for (v = 1; v <= 3; ++v)
+        kpn_send(over_ch, &v);
+}
+
+void test_a_refused_init_leaves_the_net_in_the_arena_whole(void)
+{
+    unsigned runners;
+
+    for (runners = 1; runners <= 2; ++runners) {
+        kpn_config cfg, bad;
+        kpn_net *net, *other = (kpn_net *)&runners;
+        kpn_proc *w, *r;
+        kpn_proc_stats ps;
+        kpn_stats st;
+
+        kpn_config_default(&cfg);
+        cfg.runners = runners;
+        cfg.guard_pages = 1;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, SPACE, &cfg));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "w", sends_three, NULL, 16384));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "r", sums, NULL, 16384));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &over_ch, w, r, sizeof(int), 1));
+
+        bad = cfg;
+        bad.default_capacity = 0;
+        TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&other, arena, SPACE, &bad));
+        TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_net_init(&other, arena, 64, &cfg));
+        TEST_ASSERT_EQUAL_PTR((kpn_net *)&runners, other); /* not written */
+
+        /* the old handles are live, and the net runs as built */
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(w, &ps));
+        TEST_ASSERT_EQUAL_STRING("w", ps.name);
+        TEST_ASSERT_EQUAL_size_t(1, kpn_chan_capacity(over_ch));
+        over_sum = 0;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+        TEST_ASSERT_EQUAL_INT(6, over_sum);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+        TEST_ASSERT_EQUAL_UINT64(3, st.messages);
+        TEST_ASSERT_EQUAL_size_t(2, st.procs_exited);
+        TEST_ASSERT_TRUE(outside_untouched(SPACE));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_release(net));
+    }
+}
+
 /* A net made where a net of another offset has overwritten the last
  * one's fields takes its serial from the bytes it finds there.  Made
  * and released twice over the same way, the net at the other offset
