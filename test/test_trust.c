@@ -321,13 +321,19 @@ static kpn_status over_init;
 static kpn_net *over_out;
 static int over_sum;
 
-static void inits_over_its_net(void *arg)
+static void sends_three(void *arg)
 {
     int v;
 
-    over_init = kpn_net_init(&over_out, arg, SPACE, NULL);
+    (void)arg;
     for (v = 1; v <= 3; ++v)
         kpn_send(over_ch, &v);
+}
+
+static void inits_over_its_net(void *arg)
+{
+    over_init = kpn_net_init(&over_out, arg, SPACE, NULL);
+    sends_three(NULL);
 }
 
 static void sums(void *arg)
@@ -371,15 +377,6 @@ void test_init_over_a_running_net_is_refused_and_the_run_goes_on(void)
 /* kpn_net_init refused for its arguments (KPN_EINVAL) or its size
  * (KPN_ENOMEM) over a net that is built and waiting to run: the net,
  * its handles and its guard pages are as they were, and it runs whole. */
-static void sends_three(void *arg)
-{
-    int v;
-
-    (void)arg;
-    for (v = 1; v <= 3; ++v)
-        kpn_send(over_ch, &v);
-}
-
 void test_a_refused_init_leaves_the_net_in_the_arena_whole(void)
 {
     unsigned runners;
