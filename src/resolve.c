@@ -290,7 +290,13 @@ kpn_status kpni_resolve_quiet(kpn_net *net)
 
     if (net->nexited == net->nprocs)
         return KPN_EDEADLOCK; /* the usual end: every process returned */
-    if ((p = record_cycles(net)) != NULL)
+    p = record_cycles(net);
+    /* cfg.strict: a true deadlock just recorded ends the run, which grows
+     * nothing more (nor asks the pool for it, whose failure would hide
+     * the deadlock behind KPN_ERESERVE) */
+    if (KPNI_LOAD(&net->halt) != KPN_OK)
+        return KPN_EDEADLOCK;
+    if (p != NULL)
         return grow_at_rest(net, p, smallest_full(p));
     for (p = net->procs; p != NULL; p = p->next)
         if (p->state == KPN_PROC_BLOCKED_WRITE &&

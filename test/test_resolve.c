@@ -636,6 +636,44 @@ void test_a_writer_behind_a_true_deadlock_waits_for_reserve_then_goes_on(void)
     TEST_ASSERT_EQUAL_size_t(5, kpn_chan_fill(tail_chan));
 }
 
+/* Under cfg.strict, X and Y close a true deadlock unseen (neither is
+ * marked), W then waits on X, and only the scan at rest finds the cycle.
+ * That ends the run with KPN_EDEADLOCK: W's channel does not grow in the
+ * run it ends, and an empty pool cannot turn the status into
+ * KPN_ERESERVE. */
+static void build_tail_net_deadlock_first(void)
+{
+    static kpn_chan *xin, *yin;
+    kpn_proc *x = spawn("X", never_reads, &xin), *y = spawn("Y", never_reads, &yin);
+    kpn_proc *w = spawn("W", tail_writer, NULL);
+    kpn_proc *z = spawn("Z", witness, NULL);
+
+    xin = connect(y, x, 1);
+    yin = connect(x, y, 1);
+    tail_chan = connect(w, x, 1);
+    tail_done = connect(w, z, 1);
+    tail_sent = 0;
+    tail_witness = 0;
+}
+
+void test_strict_ends_a_true_deadlock_found_at_rest_before_growing_behind_it(void)
+{
+    size_t reserve;
+    kpn_stats st;
+
+    for (reserve = 0; reserve <= 4096; reserve += 4096) {
+        init(reserve, 1);
+        build_tail_net_deadlock_first();
+        TEST_ASSERT_EQUAL_INT(KPN_EDEADLOCK, kpn_run(net));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+        TEST_ASSERT_EQUAL_UINT64(1, st.true_deadlocks);
+        TEST_ASSERT_EQUAL_UINT64(0, st.resolutions);
+        TEST_ASSERT_EQUAL_size_t(1, st.procs_blocked_write);
+        TEST_ASSERT_EQUAL_INT(1, tail_sent);
+        TEST_ASSERT_EQUAL_size_t(1, kpn_chan_capacity(tail_chan));
+    }
+}
+
 /* Two writers behind a true deadlock, found once nothing else can run:
  * the smaller full channel grows first, as Parks grows the smallest at a
  * global deadlock, though its writer was spawned second. */
