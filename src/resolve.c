@@ -322,14 +322,19 @@ static void forget_pending(kpn_net *net)
  * may be walking when the stop is recorded, grow a channel of its own
  * that fits where the recorded one did not, and go on, and the recorded
  * writer may then be woken before the run ends.  If that writer no
- * longer waits on the channel, there is nothing left to resolve. */
+ * longer waits on the channel, or its chain now ends at a process that
+ * can run (the other walk released one, which the stop kept from
+ * running), there is nothing left to resolve: growing the channel then
+ * would take reserve no deadlock needs, and stop the run for it. */
 kpn_status kpni_resolve_pending(kpn_net *net)
 {
     kpn_chan *c = net->pending_chan;
+    kpn_proc *end;
 
     if (c == NULL)
         return KPN_OK;
-    if (c->writer->state != KPN_PROC_BLOCKED_WRITE || c->writer->wait != c) {
+    if (c->writer->state != KPN_PROC_BLOCKED_WRITE || c->writer->wait != c ||
+        ((end = chain_end(c->writer, NULL)) != NULL && end != c->writer && !end->dead)) {
         forget_pending(net);
         return KPN_OK;
     }

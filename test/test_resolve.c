@@ -224,6 +224,64 @@ void test_a_stopped_cycle_resolved_meanwhile_is_not_resolved_again(void)
     TEST_ASSERT_EQUAL_UINT64(0, st.discarded);
 }
 
+/* The same race, with the recorded writer still blocked: Q's walk found
+ * the cycle, chose its first least-capacity channel, of big messages,
+ * and stopped for the reserve; R's walk, made under the locks just
+ * after, chose its own first one, of small messages, which fit, and
+ * released its writer before that runner saw the stop.  The cycle is
+ * broken: the next kpn_run must not ask the pool for the recorded
+ * channel, nor stop for it.  White-box, on one runner: R's walk is made
+ * by hand. */
+static kpn_chan *big, *small;
+
+static void send_big_then_read(void *arg)
+{
+    static unsigned char m[1000];
+    int v;
+
+    (void)arg;
+    kpn_send(big, m);
+    kpn_send(big, m);
+    kpn_recv(small, &v);
+    kpn_recv(small, &v);
+}
+
+static void send_small_then_read(void *arg)
+{
+    static unsigned char m[1000];
+    int v = 1;
+
+    (void)arg;
+    kpn_send(small, &v);
+    kpn_send(small, &v);
+    kpn_recv(big, m);
+    kpn_recv(big, m);
+}
+
+void test_a_stopped_cycle_broken_meanwhile_does_not_stop_the_next_run(void)
+{
+    kpn_proc *q, *r;
+    kpn_stats st;
+
+    init(64, 0);
+    r = spawn("R", send_small_then_read, NULL); /* blocks first */
+    q = spawn("Q", send_big_then_read, NULL);   /* closes the cycle */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &big, q, r, 1000, 1));
+    small = connect(r, q, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
+    TEST_ASSERT_TRUE(net->pending_chan == big);
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_WRITE, r->state);
+    kpni_resolve_parked(&net->runners[0], r); /* grows 'small', releases R */
+    TEST_ASSERT_EQUAL_size_t(2, kpn_chan_capacity(small));
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_WRITE, q->state);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_NULL(net->pending_chan);
+    TEST_ASSERT_EQUAL_size_t(1, kpn_chan_capacity(big));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(2, st.procs_exited);
+    TEST_ASSERT_EQUAL_UINT64(1, st.resolutions);
+}
+
 /* Several runners can stop one run for the reserve twice: a cycle on
  * another runner closes and finds no room before that runner sees the
  * first stop, and only the last is kept for kpn_run to retry.  The other
