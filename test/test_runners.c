@@ -6,6 +6,7 @@
 #if defined(__linux__)
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #endif
 
 #include <string.h>
@@ -251,6 +252,47 @@ void test_static_pinning_keeps_processes_on_their_runner(void)
     TEST_ASSERT_EQUAL_UINT64(0, st.runner_switches[1]);
     TEST_ASSERT_EQUAL_UINT64(st.switches, st.runner_switches[2]);
     TEST_ASSERT_EQUAL_UINT64(0, st.steals);
+}
+
+/* A runner thread blocks every asynchronous signal, so that none is
+ * handled on the small stack of a process it runs
+ * (port/pthread/thread_pthread.c): the process it runs must see that
+ * mask too, whatever the thread that spawned it allowed. */
+#if defined(__linux__)
+static pthread_t sig_host;
+static int sig_on_host = -1, sig_blocked = -1;
+
+static void sig_probe(void *arg)
+{
+    sigset_t now;
+
+    (void)arg;
+    sig_on_host = pthread_equal(pthread_self(), sig_host) != 0;
+    if (pthread_sigmask(SIG_BLOCK, NULL, &now) == 0)
+        sig_blocked = sigismember(&now, SIGUSR1) == 1;
+}
+#endif
+
+void test_a_process_on_a_runner_thread_runs_with_its_signals_blocked(void)
+{
+#if defined(__linux__)
+    sigset_t usr1, saved;
+    kpn_proc *p;
+
+    (void)sigemptyset(&usr1);
+    (void)sigaddset(&usr1, SIGUSR1);
+    TEST_ASSERT_EQUAL_INT(0, pthread_sigmask(SIG_UNBLOCK, &usr1, &saved));
+    sig_host = pthread_self();
+    init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+    p = spawn_on("probe", sig_probe, NULL, 1);
+    (void)p;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    (void)pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    TEST_ASSERT_EQUAL_INT(0, sig_on_host);
+    TEST_ASSERT_EQUAL_INT(1, sig_blocked);
+#else
+    TEST_IGNORE_MESSAGE("needs pthread_sigmask on Linux");
+#endif
 }
 
 /* Blocks and wakes across two runners, a million round trips, counted

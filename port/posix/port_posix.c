@@ -5,6 +5,8 @@
  * everywhere); under -std=c99 the C library exposes it only when asked. */
 #define _XOPEN_SOURCE 600
 
+#include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <ucontext.h>
@@ -21,6 +23,7 @@ struct kpn_port_ctx {
     ucontext_t context;
     void (*fn)(void *);
     void *arg;
+    pthread_t thread; /* the thread whose signal mask 'context' holds */
 };
 
 #define CTX_SIZE ((sizeof(struct kpn_port_ctx) + 15u) / 16u * 16u)
@@ -66,6 +69,7 @@ void kpn_port_init(kpn_port_ctx *ctx, void *stack, size_t size,
     ctx->context.uc_link = NULL;
     ctx->fn = fn;
     ctx->arg = arg;
+    ctx->thread = pthread_self();
 
     /* The cast to 'void (*)(void)' is the one makecontext's prototype
      * demands; the function is called with the two ints given here.  The
@@ -76,8 +80,26 @@ void kpn_port_init(kpn_port_ctx *ctx, void *stack, size_t size,
                 (int)(unsigned int)((address >> 16 >> 16) & 0xFFFFFFFFu));
 }
 
+/*
+ * swapcontext installs the signal mask saved in 'to', but a mask belongs
+ * to the thread, not to the process: a runner thread blocks every
+ * asynchronous signal so that no handler runs on a process's small
+ * stack (port/pthread/thread_pthread.c), and a process spawned on the
+ * host thread would carry the host's open mask onto it.  So a context
+ * resumed on another thread than the one its mask came from takes that
+ * thread's mask first, as the assembly ports, which leave the mask
+ * alone, do.  On one runner every context stays on the host thread and
+ * nothing is read.
+ */
 void kpn_port_switch(kpn_port_ctx *from, kpn_port_ctx *to)
 {
+    pthread_t self = pthread_self();
+
+    from->thread = self;
+    if (!pthread_equal(to->thread, self)) {
+        (void)pthread_sigmask(SIG_SETMASK, NULL, &to->context.uc_sigmask);
+        to->thread = self;
+    }
     /* swapcontext fails only on a bad pointer; the core passes its own. */
     (void)swapcontext(&from->context, &to->context);
 }
