@@ -407,7 +407,10 @@ kpn_status kpn_connect_input(kpn_net *net, kpn_chan **out, kpn_proc *reader,
 
 /* Copy 'msg' (msg_size bytes) into input channel 'in'.  Callable from an
  * interrupt handler or from another thread while the net runs, or from
- * the host between runs; never blocks.  One producer per channel at a
+ * the host between runs; never blocks.  On a hosted port the wake of an
+ * idle net takes a mutex (port/pthread/), so not from a signal handler:
+ * POSIX does not allow one there, and one that interrupts kpn_run while
+ * it holds that mutex never returns.  One producer per channel at a
  * time: two handlers or threads offering to the same input must not
  * overlap (different inputs are independent).  If the reader has exited
  * the message is dropped and KPN_OK returned.  Stop offering (mask the
