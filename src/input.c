@@ -24,10 +24,11 @@
  * scheduler looks at the signal at every switch and at rest
  * (kpni_input_deliver, in sched.c) and makes blocked readers ready itself.
  *
- * Ordering: the producer stores 'sent', then (seq_cst fence) the signal;
- * the scheduler clears the signal, then (seq_cst fence) reads 'sent'.
- * Whichever comes second sees the other's store, so no message waits
- * while the net sleeps.
+ * Ordering: the producer stores 'sent' (or 'closed'), then (seq_cst
+ * fence) the signal; the scheduler clears the signal, then (seq_cst
+ * fence) reads 'sent'.  Whichever fence comes second, its side sees the
+ * other's store (the scheduler the message, or the producer's signal
+ * outlasting the clear), so no message waits while the net sleeps.
  */
 
 kpn_status kpn_connect_input(kpn_net *net, kpn_chan **out, kpn_proc *reader,
@@ -90,8 +91,15 @@ static kpn_status check_input(const kpn_chan *c)
     return c->input ? KPN_OK : KPN_EPERM;
 }
 
+/* After 'sent' or 'closed' is stored.  The first fence is the one the
+ * ordering argument above needs: with the signal stored before it, the
+ * scheduler's clear could land after the store and its read of 'sent'
+ * still miss the message (C11 allows it; x86 and ARMv8 do not).  The
+ * second keeps the signal ahead of the wake's own store, which on a bare
+ * metal port is a plain word. */
 static void signal_net(kpn_net *net)
 {
+    KPNI_SHARED_FENCE();
     KPNI_SHARED_STORE(&net->input_signal, 1u);
     KPNI_SHARED_FENCE();
     kpn_port_idle_wake(net->input_idle);

@@ -24,7 +24,16 @@
  *   padded to 16 bytes
  *
  * RV32: 64 bytes, 160 with F, 240 with D; RV64: 128, 224 with F, 304 with D.
+ *
+ * Those are the caller-saved FP registers of the hard-float ABIs.  Under
+ * a soft-float ABI on a core with F or D (-mabi=ilp32 or lp64 with
+ * -march=...f...) every FP register is the caller's, fs0-fs11 too, and a
+ * handler compiled so may use them unsaved: this entry would then lose
+ * them for the code it interrupted.
  */
+#if defined(__riscv_flen) && defined(__riscv_float_abi_soft)
+#error "crt0.S: a soft-float ABI on a core with F or D: build with ilp32f/ilp32d or lp64f/lp64d, or store fs0-fs11 here as well"
+#endif
 #if defined(__riscv_flen)
 #if __riscv_flen == 64
 #define FSREG fsd
