@@ -893,16 +893,24 @@ kpn_status kpn_close(kpn_chan *c)
 /* A ring of 'bytes' from the pool.  With KPN_RESERVE_ARENA a pool that
  * has no block big enough takes one from the arena's free remainder
  * first: the arena then only shrinks when the pool cannot recycle a ring
- * that a channel outgrew. */
+ * that a channel outgrew.  A free block that ends where the remainder
+ * begins (a ring given back from the top, its channel grown into memory
+ * given later) merges with what is carved after it, so only the rest is
+ * carved: KPN_ERESERVE comes only when the two together are too small. */
 static void *ring_alloc(kpn_net *net, size_t bytes)
 {
     void *ring = kpni_pool_alloc(&net->pool, bytes);
     size_t need = kpni_align_up(bytes) + KPNI_POOL_HEADER;
     void *block;
 
-    if (ring != NULL || net->cfg.reserve_size != KPN_RESERVE_ARENA ||
-        need < bytes || (block = kpni_arena_carve(&net->arena, need)) == NULL)
+    if (ring != NULL || net->cfg.reserve_size != KPN_RESERVE_ARENA || need < bytes)
         return ring;
+    /* every free block is smaller than 'need': the alloc failed */
+    need -= kpni_pool_tail(&net->pool, net->arena.next);
+    if (need < KPNI_POOL_MIN)
+        need = KPNI_POOL_MIN;
+    if ((block = kpni_arena_carve(&net->arena, need)) == NULL)
+        return NULL;
     net->reserve_grown += need;
     kpni_memset(block, 0, need); /* no stale record survives in it */
     kpni_pool_add(&net->pool, block, need);

@@ -368,6 +368,7 @@ typedef struct kpni_pool {
 void kpni_pool_add(kpni_pool *pool, void *mem, size_t size);
 void *kpni_pool_alloc(kpni_pool *pool, size_t size);
 void kpni_pool_free(kpni_pool *pool, void *p);
+size_t kpni_pool_tail(const kpni_pool *pool, const void *at);
 
 /* ------------------------------------------------------------------ */
 /* A runner: one thread multiplexing processes.  A ready process sits on

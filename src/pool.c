@@ -83,6 +83,17 @@ void *kpni_pool_alloc(kpni_pool *pool, size_t size)
     return NULL;
 }
 
+/* The size of the free block that ends at 'at', if the last one does: 0
+ * if none.  Memory added at 'at' merges with it (insert). */
+size_t kpni_pool_tail(const kpni_pool *pool, const void *at)
+{
+    kpni_free *b = pool->free;
+
+    while (b != NULL && b->next != NULL)
+        b = b->next;
+    return b != NULL && end_of(b) == (const unsigned char *)at ? b->size : 0;
+}
+
 void kpni_pool_free(kpni_pool *pool, void *p)
 {
     kpni_free *b = (kpni_free *)(void *)((unsigned char *)p - KPNI_POOL_HEADER);

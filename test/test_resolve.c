@@ -192,6 +192,101 @@ void test_the_default_reserve_stops_cleanly_when_the_arena_is_full(void)
     TEST_ASSERT_EQUAL_INT(999L * 1000L, a.sum);
 }
 
+/* A writer that sends 'k' messages of 'size' bytes on 'x', then one on
+ * 'y', to a reader that reads 'y' first: with capacity 1 each message
+ * after the first ends in an artificial deadlock that only growing 'x'
+ * breaks.  'go_in' (if any) holds the writer back until the pair before
+ * it is done; the reader then lets the next pair go on 'go_out'. */
+struct grower {
+    kpn_chan *x, *y, *go_in, *go_out;
+    size_t size;
+    int k, right;
+};
+
+static void grower_write(void *arg)
+{
+    struct grower *g = arg;
+    unsigned char m[512];
+    int i, go;
+
+    if (g->go_in != NULL && kpn_recv(g->go_in, &go) != KPN_OK)
+        return;
+    for (i = 0; i < g->k; ++i) {
+        kpni_memset(m, 0x30 + i, g->size);
+        kpn_send(g->x, m);
+    }
+    kpn_send(g->y, &i);
+}
+
+static void grower_read(void *arg)
+{
+    struct grower *g = arg;
+    unsigned char m[512];
+    size_t j;
+    int i, n;
+
+    g->right = kpn_recv(g->y, &n) == KPN_OK && n == g->k;
+    for (i = 0; i < g->k; ++i) {
+        g->right &= kpn_recv(g->x, m) == KPN_OK;
+        for (j = 0; j < g->size; ++j)
+            g->right &= m[j] == 0x30 + i;
+    }
+    if (g->go_out != NULL)
+        kpn_send(g->go_out, &i);
+}
+
+static void build_growers(size_t arena_size, struct grower *a, struct grower *b)
+{
+    kpn_proc *aw, *ar, *bw, *br;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, arena_size, NULL));
+    aw = spawn("a-writer", grower_write, a);
+    ar = spawn("a-reader", grower_read, a);
+    bw = spawn("b-writer", grower_write, b);
+    br = spawn("b-reader", grower_read, b);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &a->x, aw, ar, a->size, 1));
+    a->y = connect(aw, ar, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &b->x, bw, br, b->size, 1));
+    b->y = connect(bw, br, 1);
+    a->go_out = b->go_in = connect(ar, bw, 1);
+}
+
+/* With the default reserve, a ring given back from the top of what the
+ * arena has carved merges with the arena's free space: a growth that
+ * needs both is made.  A's channel (messages of 256 bytes) grows to 2
+ * from the arena (528 bytes with the pool's header), leaving 704; its
+ * growth to 4 (1 040) and to 3 (784) do not fit, and the run stops.
+ * Memory given then takes A's ring of 4, so its ring of 2 goes back to
+ * the pool at the arena's top.  B's channel (400 bytes) then needs
+ * 816: more than that block or the 704 bytes after it, not more than
+ * the two. */
+void test_a_ring_given_back_at_the_arenas_top_joins_its_free_space(void)
+{
+    static struct grower a, b;
+    static unsigned char given[1040 + 16];
+    unsigned char *at = given + (16 - (uintptr_t)given % 16) % 16;
+    kpn_stats st;
+    size_t size = sizeof arena;
+
+    a.size = 256, a.k = 3, b.size = 400, b.k = 2;
+    build_growers(size, &a, &b);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    size -= st.arena_free - (528 + 704); /* the same net, 704 bytes left after A's ring of 2 */
+    build_growers(size, &a, &b);
+    TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
+    TEST_ASSERT_EQUAL_size_t(2, kpn_chan_capacity(a.x));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(704, st.arena_free);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(net, at, 1040));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_size_t(4, kpn_chan_capacity(a.x));
+    TEST_ASSERT_EQUAL_size_t(2, kpn_chan_capacity(b.x));
+    TEST_ASSERT_EQUAL_INT(1, a.right);
+    TEST_ASSERT_EQUAL_INT(1, b.right);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(704 - (816 - 528), st.arena_free);
+}
+
 /* With several runners a process of the cycle a stop recorded may be
  * walking as the run stops, resolve the cycle itself by growing a
  * channel of its own that fits, and go on; the recorded writer may then
