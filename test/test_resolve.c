@@ -827,6 +827,79 @@ void test_strict_ends_a_true_deadlock_found_at_rest_before_growing_behind_it(voi
     }
 }
 
+/* A channel of 64-byte messages, so that its rings dwarf a pool block's
+ * header, written by W, whose reader X waits with Y in a true deadlock. */
+struct wide {
+    unsigned char b[64];
+};
+static kpn_chan *wide_chan;
+static int wide_sent;
+
+static void wide_writer(void *arg)
+{
+    struct wide m;
+    int n = (int)(intptr_t)arg;
+
+    for (m.b[0] = 0; wide_sent < n; ++wide_sent, ++m.b[0])
+        kpn_send(wide_chan, &m);
+}
+
+static size_t number_after(const char *text, const char *words)
+{
+    size_t i, j, n = 0;
+
+    for (i = 0; text[i] != '\0'; ++i) {
+        for (j = 0; words[j] != '\0' && text[i + j] == words[j]; ++j)
+            ;
+        if (words[j] == '\0')
+            break;
+    }
+    TEST_ASSERT_TRUE(text[i] != '\0');
+    for (i += j; text[i] >= '0' && text[i] <= '9'; ++i)
+        n = n * 10 + (size_t)(text[i] - '0');
+    return n;
+}
+
+/* resolver.md, "Growth rule": a full channel of capacity c grows to 2c,
+ * or to c + 1 where the pool has no block for 2c; after KPN_ERESERVE the
+ * report names the block that growth asked for.  So that block is enough
+ * and one 16 bytes smaller is not, and the channel then holds c + 1
+ * (3 messages of 64 bytes: 192 bytes and a header, where 2c takes 256). */
+void test_a_pool_too_small_to_double_grows_by_one_and_the_report_names_that_block(void)
+{
+    static unsigned char mem[1024];
+    static kpn_chan *xin, *yin;
+    unsigned char *at = mem + (16 - (uintptr_t)mem % 16) % 16;
+    char report[1024];
+    size_t block;
+    kpn_proc *w, *x, *y;
+
+    init(0, 0);
+    w = spawn("W", wide_writer, (void *)(intptr_t)3);
+    x = spawn("X", never_reads, &xin);
+    y = spawn("Y", never_reads, &yin);
+    xin = connect(y, x, 1);
+    yin = connect(x, y, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &wide_chan, w, x, sizeof(struct wide), 2));
+    wide_sent = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(2, wide_sent);
+    kpn_report(net, report, sizeof report);
+    block = number_after(report, "needs a free block of ");
+    TEST_ASSERT_GREATER_THAN(3 * sizeof(struct wide), block);
+    TEST_ASSERT_LESS_THAN(4 * sizeof(struct wide), block);
+
+    /* apart, so that the two regions cannot merge into one block */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(net, at, block - 16));
+    TEST_ASSERT_EQUAL_INT(KPN_ERESERVE, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(2, wide_sent);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(net, at + 512, block));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(3, wide_sent);
+    TEST_ASSERT_EQUAL_size_t(3, kpn_chan_capacity(wide_chan));
+    TEST_ASSERT_EQUAL_size_t(3, kpn_chan_fill(wide_chan));
+}
+
 /* Two writers behind a true deadlock, found once nothing else can run:
  * the smaller full channel grows first, as Parks grows the smallest at a
  * global deadlock, though its writer was spawned second. */
