@@ -588,6 +588,38 @@ void test_send_to_an_exited_reader_succeeds_and_is_counted(void)
     TEST_ASSERT_EQUAL_UINT64(4, st.messages);
 }
 
+/* The writer waits on its full channel when the reader returns without
+ * reading: the exit itself must release it.  Without the resolver nothing
+ * else would (the run would end in KPN_EDEADLOCK); with it, the writer
+ * left waiting at rest would be freed by growing the channel. */
+void test_a_reader_that_exits_releases_the_writer_waiting_on_its_full_channel(void)
+{
+    int resolve;
+
+    for (resolve = 0; resolve <= 1; ++resolve) {
+        struct producer p = {0};
+        kpn_proc *pp, *rp;
+        kpn_config cfg;
+        kpn_stats st;
+
+        kpn_config_default(&cfg);
+        cfg.resolve = resolve;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+        pp = spawn(produce, &p); /* first: it fills the ring and waits */
+        rp = spawn(idle, NULL);
+        p.out = connect(pp, rp, sizeof(int), 2);
+        p.n = 10;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, p.worst);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+        TEST_ASSERT_EQUAL_size_t(2, st.procs_exited);
+        TEST_ASSERT_EQUAL_UINT64(2, st.messages); /* the two the ring took */
+        TEST_ASSERT_EQUAL_UINT64(10, st.discarded);
+        TEST_ASSERT_EQUAL_UINT64(0, st.resolutions);
+        TEST_ASSERT_EQUAL_size_t(2, kpn_chan_capacity(p.out));
+    }
+}
+
 /* A send to a reader that waits on the channel puts the message where
  * the receive wants it (chan.c, hand_over), but the message counts as in
  * the channel until the reader runs: the fill, and the room a further
