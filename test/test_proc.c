@@ -154,13 +154,16 @@ void test_proc_next_walks_processes_in_spawn_order(void)
     TEST_ASSERT_NULL(it);
     TEST_ASSERT_NULL(kpn_proc_next(NULL, NULL));
     {
-        /* a process of another net is not a place to continue from */
+        /* a process of another net is not a place to continue from: the
+         * first of two, so that following it would find the second */
         static unsigned char other_arena[64 * 1024];
         kpn_net *other;
-        kpn_proc *stranger;
+        kpn_proc *stranger[2];
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&other, other_arena, sizeof other_arena, NULL));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(other, &stranger, "s", idle, NULL, STACK));
-        TEST_ASSERT_NULL(kpn_proc_next(net, stranger));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(other, &stranger[0], "s", idle, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(other, &stranger[1], "t", idle, NULL, STACK));
+        TEST_ASSERT_EQUAL_PTR(stranger[1], kpn_proc_next(other, stranger[0]));
+        TEST_ASSERT_NULL(kpn_proc_next(net, stranger[0]));
     }
 }
 
