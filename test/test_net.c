@@ -211,6 +211,32 @@ void test_a_released_net_refuses_every_call_that_builds_on_it(void)
     TEST_ASSERT_NULL(kpn_net_fault(net));
 }
 
+/* kpn.h: a released net's handles are stale, its channels' too.  From the
+ * host a live channel's send and receive are refused as not the caller's
+ * (KPN_EPERM); a stale one is refused before the caller is looked at. */
+void test_a_released_nets_channels_are_stale(void)
+{
+    kpn_net *net = NULL;
+    kpn_proc *a = NULL;
+    kpn_chan *c = NULL;
+    int v = 1;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &a, "a", idle, NULL, KPN_STACK_MIN));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, a, a, sizeof v, 1));
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_send(c, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_recv(c, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_release(net));
+
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_send(c, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_recv(c, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_send_sized(c, &v, sizeof v));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_recv_sized(c, &v, sizeof v));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_close(c));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_chan_capacity(c));
+    TEST_ASSERT_EQUAL_INT(1, v);
+}
+
 /* Two nets in two arenas share nothing. */
 static kpn_chan *chan_of[2];
 static int total_of[2];
