@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* kpn_report: snprintf's contract, and an account that names what matters. */
 #include "unity.h"
+#include <stdio.h>
 #include <string.h>
 #include "kpn_int.h" /* a field of the net, the record limit */
 #include "support/helpers.h"
@@ -185,12 +186,35 @@ void test_true_deadlocks_beyond_those_recorded_are_counted(void)
     TEST_ASSERT_TRUE(kt_contains(text, "... and 2 more true deadlocks\n"));
 }
 
+/* Exactly as many true deadlocks as the net records: all named, and no
+ * count of more. */
+void test_true_deadlocks_as_many_as_recorded_are_all_named_and_none_counted(void)
+{
+    kpn_proc *x, *y;
+    const char *at;
+    size_t i, named = 0;
+
+    for (i = 0; i < KPNI_DEADLOCK_RECORDS; ++i) {
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", writes_nothing, &pair_in[2 * i], 8192));
+        TEST_ASSERT_EQUAL_INT(KPN_OK,
+                              kpn_spawn(net, &y, "y", writes_nothing, &pair_in[2 * i + 1], 8192));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &pair_in[2 * i], y, x, sizeof(int), 1));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &pair_in[2 * i + 1], x, y, sizeof(int), 1));
+    }
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_LESS_THAN(sizeof text, kpn_report(net, text, sizeof text));
+    for (at = text; (at = strstr(at, "true deadlock: ")) != NULL; ++at)
+        ++named;
+    TEST_ASSERT_EQUAL_size_t(KPNI_DEADLOCK_RECORDS, named);
+    TEST_ASSERT_FALSE(kt_contains(text, "more true deadlocks"));
+}
+
 void test_blocked_processes_are_named_with_their_channel(void)
 {
     build_waiting_pair();
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     kpn_report(net, text, sizeof text);
-    TEST_ASSERT_TRUE(kt_contains(text, "process \"the-reader\": blocked reading on \"the-writer\" -> \"the-reader\" (0/3 messages of 4 bytes)"));
+    TEST_ASSERT_TRUE(kt_contains(text, "process \"the-reader\": blocked reading on \"the-writer\" -> \"the-reader\" (0/3 messages of 4 bytes), in a true deadlock\n"));
     TEST_ASSERT_TRUE(kt_contains(text, "process \"the-writer\": blocked reading"));
     TEST_ASSERT_TRUE(kt_contains(text, "true deadlock: "));
     TEST_ASSERT_TRUE(kt_contains(text, "2 processes"));
@@ -227,6 +251,79 @@ void test_damaged_channels_and_processes_are_named_not_followed(void)
 
     kpn_report(net, text, sizeof text);
     TEST_ASSERT_FALSE(kt_contains(text, "damaged"));
+}
+
+/* The fill the report gives for the channel a process waits on is what
+ * the channel holds now, not what it was ever sent: W has put 3 into a
+ * ring of 2 and waits to send a fourth, R took 1 and waits on W. */
+static kpn_chan *filled, *filled_back;
+
+static void sends_four_then_signals(void *arg)
+{
+    int i;
+    (void)arg;
+    for (i = 0; i < 4; ++i)
+        kpn_send(filled, &i);
+    kpn_send(filled_back, &i);
+}
+
+static void takes_one_then_waits(void *arg)
+{
+    int v;
+    (void)arg;
+    kpn_recv(filled, &v);
+    kpn_recv(filled_back, &v);
+}
+
+void test_the_fill_shown_is_what_the_channel_holds_now(void)
+{
+    kpn_config cfg;
+    kpn_proc *w, *r;
+
+    kpn_config_default(&cfg);
+    cfg.resolve = 0; /* the artificial deadlock stays for the report */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "W", sends_four_then_signals, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "R", takes_one_then_waits, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &filled, w, r, sizeof(int), 2));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &filled_back, w, r, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_EDEADLOCK, kpn_run(net));
+    TEST_ASSERT_EQUAL_size_t(2, kpn_chan_fill(filled));
+    kpn_report(net, text, sizeof text);
+    TEST_ASSERT_TRUE(kt_contains(text, "process \"W\": blocked writing on \"W\" -> \"R\" (2/2 messages of 4 bytes)\n"));
+}
+
+/* The report names the process that overran its stack and the stack's
+ * size as kpn_proc_stats gives it. */
+static kpn_proc *deep;
+static kpn_chan *deep_in;
+
+static void overflows(void *arg)
+{
+    kpn_proc_stats ps;
+    int v;
+    (void)arg;
+    kpn_proc_stats_get(deep, &ps);
+    kt_recurse((const unsigned char *)ps.stack_base - 16, 0);
+    kpn_recv(deep_in, &v); /* the switch finds the overflow */
+}
+
+void test_a_stack_overflow_is_named_with_the_size_of_its_stack(void)
+{
+    kpn_proc *other;
+    kpn_proc_stats ps;
+    char line[128];
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &other, "other", reads_forever, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &deep, "deep", overflows, NULL, 4096));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &deep_in, other, deep, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &in_of_reader, deep, other, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_ESTACK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(deep, &ps));
+    snprintf(line, sizeof line, "stack overflow: process \"deep\" overran its %lu-byte stack\n",
+             (unsigned long)ps.stack_size);
+    kpn_report(net, text, sizeof text);
+    TEST_ASSERT_TRUE(kt_contains(text, line));
 }
 
 static void exits_at_once(void *arg) { (void)arg; }
