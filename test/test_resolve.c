@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The resolver: the papers' deadlocking networks, true deadlocks, strict mode, determinism. */
 #include "unity.h"
+#include <string.h>
 #include "kpn.h"
 #include "kpn_int.h"
 #include "support/helpers.h"
@@ -846,17 +847,12 @@ static void wide_writer(void *arg)
 
 static size_t number_after(const char *text, const char *words)
 {
-    size_t i, j, n = 0;
+    const char *at = strstr(text, words);
+    size_t n = 0;
 
-    for (i = 0; text[i] != '\0'; ++i) {
-        for (j = 0; words[j] != '\0' && text[i + j] == words[j]; ++j)
-            ;
-        if (words[j] == '\0')
-            break;
-    }
-    TEST_ASSERT_TRUE(text[i] != '\0');
-    for (i += j; text[i] >= '0' && text[i] <= '9'; ++i)
-        n = n * 10 + (size_t)(text[i] - '0');
+    TEST_ASSERT_NOT_NULL(at);
+    for (at += strlen(words); *at >= '0' && *at <= '9'; ++at)
+        n = n * 10 + (size_t)(*at - '0');
     return n;
 }
 
