@@ -52,7 +52,9 @@ void kpn_port_init(kpn_port_ctx *ctx, void *stack, size_t size,
 
 /* Save the running context into 'from' and resume 'to'.  Returns when
  * another switch resumes 'from'.  'from' may be a context that was never
- * initialised (the thread that calls kpn_run): the switch fills it.
+ * initialised (a runner's own, on the thread that calls kpn_run or a
+ * runner thread): the core zeroes such a context before its first
+ * switch, and the switch fills it.
  * Preserves everything the platform ABI makes callee-saved, including
  * floating-point control state (on AMD64: rbx, rbp, r12-r15, rsp, MXCSR
  * and the x87 control word; on AArch64: x19-x29, lr, sp, d8-d15 and

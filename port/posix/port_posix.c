@@ -93,12 +93,15 @@ void kpn_port_init(kpn_port_ctx *ctx, void *stack, size_t size,
  */
 void kpn_port_switch(kpn_port_ctx *from, kpn_port_ctx *to)
 {
-    pthread_t self = pthread_self();
-
-    from->thread = self;
-    if (!pthread_equal(to->thread, self)) {
+    /* 'from' runs on this thread.  A process's context knows which: it
+     * was set below when the context was resumed, or by kpn_port_init.
+     * A runner's own context, which kpn_port_init never made ('fn' NULL:
+     * the core zeroes it), learns it here, once per quiet spell. */
+    if (from->fn == NULL)
+        from->thread = pthread_self();
+    if (!pthread_equal(to->thread, from->thread)) {
         (void)pthread_sigmask(SIG_SETMASK, NULL, &to->context.uc_sigmask);
-        to->thread = self;
+        to->thread = from->thread;
     }
     /* swapcontext fails only on a bad pointer; the core passes its own. */
     (void)swapcontext(&from->context, &to->context);
