@@ -1045,6 +1045,11 @@ void kpni_trial_step(kpni_runner *r, uint64_t now)
         net->base_ns = ns;
         net->base_msgs = carried;
         net->ntried = 0;
+        /* after a drop, counted on from the placements before it: a
+         * count that started again would pass for one a runner has
+         * taken already (r->pulled), and that runner would leave its
+         * part where work stealing put it */
+        net->learnt = net->learnt_before;
         learn(r);
         net->trial = KPNI_TRIAL_ON;
     } else { /* the placement's window (ON) or a half's */
@@ -1570,6 +1575,7 @@ kpn_status kpni_runners_run(kpn_net *net)
     KPNI_STORE(&net->done, 0);
     KPNI_STORE(&net->idle, 0u);
     net->learnt = 0;
+    net->learnt_before = 0;
     net->learn_at = (uint64_t)LEARN_MIN * net->nchans;
     net->trial = KPNI_TRIAL_NONE;
     if (net->cfg.learn != 0 && net->cfg.learn_grain_ns != 0 && net->cfg.policy == KPN_POLICY_WS) {

@@ -1971,6 +1971,58 @@ void test_on_one_part_a_process_running_elsewhere_is_taken_at_a_later_block(void
     TEST_ASSERT_EQUAL_UINT(0, c->cross);
 }
 
+/* A placement dropped and tried again is taken as the first was: each
+ * runner takes what it homes, though the trial starts again from work
+ * stealing (no placement) and counts its placements from there.  Stepped
+ * by hand as above, on two runners: runner 0 takes the first trial's one
+ * part at its block, the placement is dropped, work stealing moves the
+ * reader to runner 1, and runner 0 must take it again at its first block
+ * on the second trial's one part. */
+void test_a_placement_tried_again_after_a_drop_is_taken_by_its_runner(void)
+{
+    const uint64_t window = 10000000u;
+    uint64_t at = 1000000000u;
+    kpni_runner *r0, *r1;
+    kpn_chan *c;
+    kpn_proc *a, *b;
+
+    c = on_trial(2, 2);
+    r0 = &net->runners[0];
+    r1 = &net->runners[1];
+    a = c->writer;
+    b = c->reader;
+    queues(r0, NULL, NULL);
+    a->runner = b->runner = r0;
+    a->wait = b->wait = c;
+    kpni_runners_mark(net);
+    first_windows(c, at, window, 1600, 1399); /* slower: tried on one part */
+    TEST_ASSERT_TRUE(KPNI_ONE_PART(net));
+    as_block_any(r0, kpni_runners_one_part);
+    TEST_ASSERT_FALSE(KPNI_PULL_DUE(r0));
+    c->sent += 1600; /* one part no faster: work stealing's second window */
+    kpni_trial_step(r0, at += 3 * window);
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_RECHECK, net->trial);
+    c->sent += 1600;
+    kpni_trial_step(r0, at += window);
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_DROPPED, net->trial);
+
+    b->runner = r1; /* stolen meanwhile */
+    kpni_runners_mark(net);
+    TEST_ASSERT_EQUAL_UINT(1, c->cross);
+    kpni_trial_step(r0, at += 16 * window); /* the trial again */
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_BASE, net->trial);
+    c->sent += 1600;
+    kpni_trial_step(r0, at += window);
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_ON, net->trial);
+    c->sent += 1399;
+    kpni_trial_step(r0, at += window);
+    TEST_ASSERT_TRUE(KPNI_ONE_PART(net));
+    TEST_ASSERT_TRUE(KPNI_PULL_DUE(r0));
+    as_block_any(r0, kpni_runners_one_part);
+    TEST_ASSERT_TRUE(b->runner == r0);
+    TEST_ASSERT_EQUAL_UINT(0, c->cross);
+}
+
 /* Under work stealing a channel crosses while its ends are on different
  * runners (runners.c, "Moves"): kpn_run marks them where they start, and
  * a process that moves marks its channels for where it goes.  A channel
