@@ -959,10 +959,17 @@ void kpni_runners_walk_due(kpni_runner *r);
 #define KPNI_ONE_PART(net) ((net)->learnt != 0 && (net)->parts == 1)
 /* r has yet to take the processes such a placement homes on it */
 #define KPNI_PULL_DUE(r) (KPNI_ONE_PART((r)->net) && (r)->pulled != (r)->net->learnt)
+/* The trial is over for the run: a placement kept on more than one
+ * part, or on the one part that is all the runners' CPUs allow (a net
+ * whose runners share its first run, run later over one CPU), which two
+ * parts are never tried against */
+#define KPNI_TRIAL_SETTLED(net)                                                                \
+    ((net)->trial == KPNI_TRIAL_KEPT && ((net)->parts != 1 || (net)->parts_first < 2))
 /* one part holds the net and its runner looks at the clock: a trial's
  * window on it is open, or it is kept (and two may be tried again) */
 #define KPNI_ONE_PART_TIMED(net)                                                               \
-    (((net)->trial == KPNI_TRIAL_HALF || (net)->trial == KPNI_TRIAL_KEPT) && (net)->parts == 1)
+    (((net)->trial == KPNI_TRIAL_HALF || (net)->trial == KPNI_TRIAL_KEPT) && (net)->parts == 1 && \
+     !KPNI_TRIAL_SETTLED(net))
 /* A window its runners close by the clock, not only at an idle look:
  * one part's, or two parts' tried again against one part kept, whose
  * runners may both stay busy (left to idle looks, such a window stayed

@@ -1018,9 +1018,10 @@ void kpni_trial_step(kpni_runner *r, uint64_t now)
     kpn_net *net = r->net;
     uint64_t ns = now - net->trial_ns, msgs, carried;
 
-    if (net->trial == KPNI_TRIAL_KEPT && net->parts != 1)
+    if (KPNI_TRIAL_SETTLED(net))
         return; /* settled for the run */
     if (net->trial == KPNI_TRIAL_NONE && net->cfg.learn_trial_ns == 0) {
+        net->parts_first = net->parts;
         learn(r);
         net->trial = KPNI_TRIAL_KEPT;
         return;

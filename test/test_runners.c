@@ -1848,6 +1848,44 @@ void test_the_window_on_one_part_is_closed_by_the_runner_that_holds_it(void)
     TEST_ASSERT_FALSE(KPNI_PULL_DUE(r0));
 }
 
+/* A run whose placements may use one runner (a net that shares its
+ * runners, run later over one CPU: "One CPU", docs/runners.md) keeps its
+ * one part: no two are tried against it, with a trial or with none
+ * (cfg.learn_trial_ns 0), however long it runs.  Stepped by hand as
+ * above. */
+void test_one_part_over_one_cpu_is_never_tried_against_two(void)
+{
+    const uint64_t t = 1000000000u, window = 10000000u;
+    kpni_runner *r0;
+    kpn_chan *c;
+    unsigned k;
+
+    c = on_trial(2, 1);
+    r0 = &net->runners[0];
+    first_windows(c, t, window, 1600, 1600);
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+    TEST_ASSERT_EQUAL_UINT(1, net->parts);
+    for (k = 1; k <= 64; ++k) {
+        c->sent += 100000;
+        kpni_trial_step(r0, t + (2 + 1000 * (uint64_t)k) * window);
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+        TEST_ASSERT_EQUAL_UINT(1, net->parts);
+    }
+
+    c = on_trial(2, 1);
+    r0 = &net->runners[0];
+    net->cfg.learn_trial_ns = 0;
+    kpni_trial_step(r0, t);
+    TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+    for (k = 1; k <= 64; ++k) {
+        c->sent += 100000;
+        kpni_trial_step(r0, t + k);
+        TEST_ASSERT_EQUAL_INT(KPNI_TRIAL_KEPT, net->trial);
+        TEST_ASSERT_EQUAL_UINT(1, net->parts);
+        TEST_ASSERT_EQUAL_UINT(1, net->learnt);
+    }
+}
+
 /* Two parts tried again against one part kept: both runners may stay
  * busy, so either closes the window by the clock as the runner on one
  * part does (kpni_runners_window), and the window is timed against one
