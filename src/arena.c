@@ -30,6 +30,9 @@ void *kpni_arena_carve(kpni_arena *a, size_t size)
     if (size > room)
         return NULL;
     p = a->next;
-    a->next += kpni_align_up(size);
+    /* a ring the resolver grows is carved while processes on other
+     * runners, and offers from outside, check their handles against it
+     * (kpni_chan_ok, kpni_in_arena) */
+    KPNI_STORE(&a->next, a->next + kpni_align_up(size));
     return p;
 }

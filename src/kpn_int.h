@@ -1354,7 +1354,7 @@ static KPNI_TAG_READ inline int kpni_chan_ok(const kpn_chan *c)
     if (c == NULL || c->seal != kpni_seal(c, c->net))
         return 0;
     net = c->net;
-    if ((const unsigned char *)c >= net->arena.next)
+    if ((const unsigned char *)c >= KPNI_LOAD(&net->arena.next)) /* see kpni_arena_carve */
         return 0;
     /* tag and serial at once: a released net's chan_head is zero */
     kpni_memcpy(&head, c, sizeof head);
@@ -1428,9 +1428,12 @@ static KPNI_TAG_READ inline int kpni_net_valid(const kpn_net *net)
 static KPNI_TAG_READ inline int kpni_in_arena(const kpn_net *net, const void *p, size_t size)
 {
     uintptr_t a = (uintptr_t)p;
+    /* a runner may be carving meanwhile (kpni_arena_carve): kpn_offer
+     * checks its channel from outside the net */
+    uintptr_t next = (uintptr_t)KPNI_LOAD(&net->arena.next);
 
-    return a % sizeof(void *) == 0 && a >= (uintptr_t)net->arena.base &&
-           a < (uintptr_t)net->arena.next && size <= (uintptr_t)net->arena.next - a;
+    return a % sizeof(void *) == 0 && a >= (uintptr_t)net->arena.base && a < next &&
+           size <= next - a;
 }
 
 int kpni_net_sane(const kpn_net *net);
