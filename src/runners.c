@@ -1481,9 +1481,20 @@ void kpni_runners_finish(kpni_runner *r)
     kpni_unlock_all(r);
 }
 
+/* 'net->done' while runner 0 starts the threads: no runner runs a
+ * process before every one has started, so a run whose last thread the
+ * system refuses returns KPN_ETHREAD with nothing run (kpn.h). */
+#define STARTING 2
+
 static void runner_thread(void *arg)
 {
-    kpni_sched_loop(arg);
+    kpni_runner *r = arg;
+    int done;
+
+    while ((done = KPNI_LOAD_ACQ(&r->net->done)) == STARTING)
+        kpn_port_yield();
+    if (done == 0)
+        kpni_sched_loop(r);
 }
 
 #if !KPN_COMPACT
@@ -1597,17 +1608,16 @@ kpn_status kpni_runners_run(kpn_net *net)
         r->woke_switches = r->switches;
         r->solo_after = 0;
     }
+    KPNI_STORE(&net->done, STARTING);
     for (started = 1; started < net->nrunners; ++started) {
         kpni_runner *r = &net->runners[started];
         if (kpn_port_thread_start(r->thread, r->stack, net->cfg.runner_stack, runner_thread, r) != 0)
             break;
     }
     if (started < net->nrunners) {
-        kpni_lock_all(&net->runners[0]);
-        KPNI_STORE(&net->done, 1);
-        kpni_runners_wake_all(net);
-        kpni_unlock_all(&net->runners[0]);
+        KPNI_STORE_REL(&net->done, 1); /* the threads started return at the gate */
     } else {
+        KPNI_STORE_REL(&net->done, 0);
         kpni_sched_loop(&net->runners[0]);
     }
     for (i = 1; i < started; ++i)

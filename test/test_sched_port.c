@@ -215,6 +215,68 @@ void test_a_runner_thread_that_fails_to_start_gives_ETHREAD_with_nothing_left_ru
     TEST_ASSERT_EQUAL_INT(KPNI_NET_IDLE, net->state);
 }
 
+/* The first runner thread starts and gets the CPU before the OS refuses
+ * the second: it runs here, inside that refusal.  It must wait for the
+ * others to start, and so run nothing; each time it gives up the CPU
+ * the host is let to go on to the refusal (the store below stands for
+ * runner 0's).  A thread that ran its queue would switch to its process,
+ * which the mock fails. */
+static int gate_waits;
+
+static int start_one_that_runs_then_refuse(kpn_port_thread *t, void *stack, size_t size,
+                                           void (*fn)(void *), void *arg, int cmock_num_calls)
+{
+    (void)t;
+    (void)stack;
+    (void)size;
+    thread_seen.starts++;
+    if (cmock_num_calls == 0) {
+        thread_seen.fn = fn;
+        thread_seen.arg = arg;
+        return 0;
+    }
+    thread_seen.fn(thread_seen.arg);
+    thread_seen.ran++;
+    return 1;
+}
+
+static void host_goes_on(int cmock_num_calls)
+{
+    (void)cmock_num_calls;
+    gate_waits++;
+    net->done = 1;
+}
+
+void test_a_runner_thread_started_before_another_is_refused_runs_nothing(void)
+{
+    kpn_proc *a, *b;
+    kpn_stats st;
+
+    kpn_port_sem_init_IgnoreAndReturn(0);
+    init_net(3);
+    kpn_port_init_Ignore();
+    a = spawn();
+    b = spawn(); /* homed on runner 1: its thread would resume it first */
+    (void)a;
+
+    thread_seen.starts = 0;
+    thread_seen.fn = NULL;
+    thread_seen.ran = 0;
+    gate_waits = 0;
+    kpn_port_thread_start_StubWithCallback(start_one_that_runs_then_refuse);
+    kpn_port_yield_StubWithCallback(host_goes_on);
+    kpn_port_thread_join_Expect(net->runners[1].thread);
+    TEST_ASSERT_EQUAL_INT(KPN_ETHREAD, kpn_run(net));
+
+    TEST_ASSERT_EQUAL_INT(2, thread_seen.starts);
+    TEST_ASSERT_EQUAL_INT(1, thread_seen.ran);
+    TEST_ASSERT_EQUAL_INT(1, gate_waits);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64(0, st.switches);
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, b->state);
+    TEST_ASSERT_EQUAL_INT(KPNI_NET_IDLE, net->state);
+}
+
 /* ---- several runners: a semaphore the OS refuses ---- */
 
 static struct {
