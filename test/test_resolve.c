@@ -737,19 +737,28 @@ static void witness(void *arg)
 
 /* W writes 5 messages to X, which with Y waits in a true deadlock, then
  * tells Z how many it sent. */
-static void build_tail_net(void)
+/* 'writer_first' 0: X and Y are spawned, and so run, before W. */
+static void build_tail_net_in_order(int writer_first)
 {
     static kpn_chan *xin, *yin;
-    kpn_proc *w = spawn("W", tail_writer, NULL);
+    kpn_proc *w = writer_first ? spawn("W", tail_writer, NULL) : NULL;
     kpn_proc *x = spawn("X", never_reads, &xin), *y = spawn("Y", never_reads, &yin);
-    kpn_proc *z = spawn("Z", witness, NULL);
+    kpn_proc *z;
 
+    if (!writer_first)
+        w = spawn("W", tail_writer, NULL);
+    z = spawn("Z", witness, NULL);
     xin = connect(y, x, 1);
     yin = connect(x, y, 1);
     tail_chan = connect(w, x, 1);
     tail_done = connect(w, z, 1);
     tail_sent = 0;
     tail_witness = 0;
+}
+
+static void build_tail_net(void)
+{
+    build_tail_net_in_order(1);
 }
 
 void test_a_writer_behind_a_true_deadlock_is_released(void)
@@ -795,21 +804,6 @@ void test_a_writer_behind_a_true_deadlock_waits_for_reserve_then_goes_on(void)
  * That ends the run with KPN_EDEADLOCK: W's channel does not grow in the
  * run it ends, and an empty pool cannot turn the status into
  * KPN_ERESERVE. */
-static void build_tail_net_deadlock_first(void)
-{
-    static kpn_chan *xin, *yin;
-    kpn_proc *x = spawn("X", never_reads, &xin), *y = spawn("Y", never_reads, &yin);
-    kpn_proc *w = spawn("W", tail_writer, NULL);
-    kpn_proc *z = spawn("Z", witness, NULL);
-
-    xin = connect(y, x, 1);
-    yin = connect(x, y, 1);
-    tail_chan = connect(w, x, 1);
-    tail_done = connect(w, z, 1);
-    tail_sent = 0;
-    tail_witness = 0;
-}
-
 void test_strict_ends_a_true_deadlock_found_at_rest_before_growing_behind_it(void)
 {
     size_t reserve;
@@ -817,7 +811,7 @@ void test_strict_ends_a_true_deadlock_found_at_rest_before_growing_behind_it(voi
 
     for (reserve = 0; reserve <= 4096; reserve += 4096) {
         init(reserve, 1);
-        build_tail_net_deadlock_first();
+        build_tail_net_in_order(0);
         TEST_ASSERT_EQUAL_INT(KPN_EDEADLOCK, kpn_run(net));
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
         TEST_ASSERT_EQUAL_UINT64(1, st.true_deadlocks);
