@@ -162,14 +162,16 @@ void test_a_net_header_written_over_behind_its_tag_is_not_followed(void)
 #define PAIRS (KPNI_DEADLOCK_RECORDS + 2)
 static kpn_chan *pair_in[2 * PAIRS];
 
-void test_true_deadlocks_beyond_those_recorded_are_counted(void)
+/* 'pairs' true deadlocks of two processes each, run; returns how many the
+ * report names. */
+static size_t true_deadlocks_named(size_t pairs)
 {
     kpn_proc *x, *y;
     kpn_stats st;
     const char *at;
     size_t i, named = 0;
 
-    for (i = 0; i < PAIRS; ++i) {
+    for (i = 0; i < pairs; ++i) {
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", writes_nothing, &pair_in[2 * i], 8192));
         TEST_ASSERT_EQUAL_INT(KPN_OK,
                               kpn_spawn(net, &y, "y", writes_nothing, &pair_in[2 * i + 1], 8192));
@@ -178,11 +180,16 @@ void test_true_deadlocks_beyond_those_recorded_are_counted(void)
     }
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
-    TEST_ASSERT_EQUAL_UINT64(PAIRS, st.true_deadlocks);
+    TEST_ASSERT_EQUAL_UINT64(pairs, st.true_deadlocks);
     TEST_ASSERT_LESS_THAN(sizeof text, kpn_report(net, text, sizeof text));
     for (at = text; (at = strstr(at, "true deadlock: ")) != NULL; ++at)
         ++named;
-    TEST_ASSERT_EQUAL_size_t(KPNI_DEADLOCK_RECORDS, named);
+    return named;
+}
+
+void test_true_deadlocks_beyond_those_recorded_are_counted(void)
+{
+    TEST_ASSERT_EQUAL_size_t(KPNI_DEADLOCK_RECORDS, true_deadlocks_named(PAIRS));
     TEST_ASSERT_TRUE(kt_contains(text, "... and 2 more true deadlocks\n"));
 }
 
@@ -190,22 +197,7 @@ void test_true_deadlocks_beyond_those_recorded_are_counted(void)
  * count of more. */
 void test_true_deadlocks_as_many_as_recorded_are_all_named_and_none_counted(void)
 {
-    kpn_proc *x, *y;
-    const char *at;
-    size_t i, named = 0;
-
-    for (i = 0; i < KPNI_DEADLOCK_RECORDS; ++i) {
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", writes_nothing, &pair_in[2 * i], 8192));
-        TEST_ASSERT_EQUAL_INT(KPN_OK,
-                              kpn_spawn(net, &y, "y", writes_nothing, &pair_in[2 * i + 1], 8192));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &pair_in[2 * i], y, x, sizeof(int), 1));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &pair_in[2 * i + 1], x, y, sizeof(int), 1));
-    }
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
-    TEST_ASSERT_LESS_THAN(sizeof text, kpn_report(net, text, sizeof text));
-    for (at = text; (at = strstr(at, "true deadlock: ")) != NULL; ++at)
-        ++named;
-    TEST_ASSERT_EQUAL_size_t(KPNI_DEADLOCK_RECORDS, named);
+    TEST_ASSERT_EQUAL_size_t(KPNI_DEADLOCK_RECORDS, true_deadlocks_named(KPNI_DEADLOCK_RECORDS));
     TEST_ASSERT_FALSE(kt_contains(text, "more true deadlocks"));
 }
 
