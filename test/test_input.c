@@ -120,19 +120,26 @@ static void check_output(const struct filter *f, uint32_t first, uint32_t count)
 
 static struct filter f;
 
-void test_offer_from_another_thread_reaches_the_reader_in_order(void)
+/* Run 'f''s net while another thread offers 1..count to its input:
+ * every offer arrives, in order. */
+static void run_with_offers(uint32_t count)
 {
     struct kt_offerer o = {0};
 
-    build(&f, 4, 2);
     o.in = f.in;
     o.first = 1;
-    o.count = 3000;
+    o.count = count;
     TEST_ASSERT_EQUAL_INT(0, kt_offerer_start(&o));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     kt_offerer_join(&o);
     TEST_ASSERT_FALSE(o.bad);
-    check_output(&f, 1, 3000);
+    check_output(&f, 1, count);
+}
+
+void test_offer_from_another_thread_reaches_the_reader_in_order(void)
+{
+    build(&f, 4, 2);
+    run_with_offers(3000);
 }
 
 /* Bursts that cross on two channels of capacity 1, each one message
@@ -175,7 +182,6 @@ static void burst_reader(void *arg)
  * arrives, and every burst too. */
 void test_offers_while_the_resolver_carves_from_the_arena(void)
 {
-    struct kt_offerer o = {0};
     kpn_proc *w, *r;
     kpn_stats st;
     uint32_t n = 2 * BURSTS * (BURSTS + 1) / 2;
@@ -186,14 +192,7 @@ void test_offers_while_the_resolver_carves_from_the_arena(void)
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &burst_first, w, r, sizeof(uint32_t), 1));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &burst_second, w, r, sizeof(uint32_t), 1));
     burst_sum = 0;
-    o.in = f.in;
-    o.first = 1;
-    o.count = 3000;
-    TEST_ASSERT_EQUAL_INT(0, kt_offerer_start(&o));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
-    kt_offerer_join(&o);
-    TEST_ASSERT_FALSE(o.bad);
-    check_output(&f, 1, 3000);
+    run_with_offers(3000);
     TEST_ASSERT_EQUAL_UINT32(n * (n - 1) / 2, burst_sum);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
     TEST_ASSERT_TRUE(st.resolutions > 0);
