@@ -34,10 +34,10 @@ int kpni_chan_sane(const kpn_net *net, const kpn_chan *c)
 }
 
 #if !KPN_COMPACT
-/* kpni_chan_ok reads the net's chan_head and the carve's end: both within
- * the net's first KPNI_LINE bytes, which every hop reads anyway */
-typedef char kpni_net_head_check[(offsetof(kpn_net, arena) + offsetof(kpni_arena, next) +
-                                  sizeof(unsigned char *) <= KPNI_LINE) ? 1 : -1];
+/* kpni_chan_ok reads the net's chan_head and chans_end: both within the
+ * net's first KPNI_LINE bytes, which every hop reads anyway */
+typedef char kpni_net_head_check[(offsetof(kpn_net, chans_end) + sizeof(unsigned char *) <=
+                                  KPNI_LINE) ? 1 : -1];
 #endif
 
 /* Ring bytes for 'cap' messages, or 0 if that overflows a size_t. */
@@ -108,6 +108,7 @@ kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
     c->serial = net->serial;
     c->net = net;
     c->seal = kpni_seal(c, net);
+    net->chans_end = (const unsigned char *)(c + 1); /* kpni_chan_ok */
 #endif
     c->writer = writer;
     c->reader = reader;

@@ -303,7 +303,8 @@ void kpni_fuzz_yield(void);
  * kpn_net_init), which takes a serial the place has had before when the
  * bytes are as they were then: the old records beyond the new carve
  * then hold the live serial, and only the carve refuses them
- * (kpni_chan_ok checks it too).  A new object carved exactly where an
+ * (kpni_chan_ok checks a bound inside it: the end of the newest channel
+ * record).  A new object carved exactly where an
  * old one was is the new object; anywhere else in the carved part the
  * old tag is overwritten by stack fill, a ring or another field.  With
  * cfg.stack_fill 0 the stacks are not written, and an old record in one
@@ -527,10 +528,16 @@ struct kpn_net {
     /* What a live channel's first 8 bytes hold: its tag and this serial
      * (zero once released), so a send checks both with one compare. */
     uint32_t chan_head[2];
-#endif
     /* Beside chan_head: a send's check compares its channel with the
-     * end of what is carved (kpni_chan_ok).  Written only as the net is
-     * built, and as a ring is carved for a channel that grows. */
+     * end of the newest channel record (kpni_chan_ok).  Records are made
+     * only while no process runs, so a process reads this as a plain
+     * word and its check folds the load into the compare; the end of
+     * the carve would not do, since a ring that grows is carved in a
+     * run. */
+    const unsigned char *chans_end;
+#endif
+    /* Written only as the net is built, and as a ring is carved for a
+     * channel that grows (kpni_arena_carve). */
     kpni_arena arena;
     /* Why the run must stop now (KPN_OK: it need not).  Set inside a
      * process; every process that parks then returns to the host. */
@@ -1336,8 +1343,8 @@ static inline int kpni_proc_guard_ok(const kpn_proc *p)
 
 /* The check every send and receive makes: a channel of a live net, not
  * a stale handle.  The tag, the seal, the net's serial and the end of
- * what the net has carved: the channel's first line and the net's first
- * line, which every hop reads anyway (kpni_chan_valid checks the whole
+ * its newest channel record: the channel's first line and the net's
+ * first line, which every hop reads anyway (kpni_chan_valid checks the whole
  * record against the arena, for the calls off the hot path).  The seal
  * is checked before 'net' is followed.  The serial alone would let
  * through an old record beyond the carve that holds the live serial
@@ -1354,7 +1361,7 @@ static KPNI_TAG_READ inline int kpni_chan_ok(const kpn_chan *c)
     if (c == NULL || c->seal != kpni_seal(c, c->net))
         return 0;
     net = c->net;
-    if ((const unsigned char *)c >= KPNI_LOAD(&net->arena.next)) /* see kpni_arena_carve */
+    if ((const unsigned char *)c >= net->chans_end)
         return 0;
     /* tag and serial at once: a released net's chan_head is zero */
     kpni_memcpy(&head, c, sizeof head);

@@ -417,14 +417,14 @@ void test_a_refused_init_leaves_the_net_in_the_arena_whole(void)
     }
 }
 
-/* A net made where a net of another offset has overwritten the last
- * one's fields takes its serial from the bytes it finds there.  Made
- * and released twice over the same way, the net at the other offset
- * leaves those bytes as they were the first time, so the second net in
- * the place takes the first one's serial, and the first one's records
- * beyond what the second carves still hold it.  A send or a receive,
- * from the host or from a process, refuses such a channel all the same:
- * it lies outside the part of the arena the live net has carved
+/* A net made where no net's tag is found takes its serial from the
+ * bytes it finds there.  Where they are as they were when an earlier
+ * net was made there (a net of another offset that writes the same
+ * bytes over the place each time; here they are put back), the new net
+ * takes the earlier one's serial, and the earlier one's records beyond
+ * what the new one carves still hold it.  A send or a receive, from the
+ * host or from a process, refuses such a channel all the same: it lies
+ * past the live net's newest channel record
  * (tools/fuzz/crashes/api-stale-channel-serial-taken-again). */
 static kpn_chan *stale_ch;
 static int stale_send, stale_recv, stale_close;
@@ -456,24 +456,30 @@ void test_a_stale_channel_whose_serial_a_net_took_again_is_refused(void)
      * records: every net made at 'arena' writes the same bytes there
      * (its fields' tail, which holds its serial, lies below) */
     unsigned char *off = arena + kpni_align_up(sizeof(kpn_net));
+    static unsigned char before[sizeof(kpn_net)];
     kpn_net *x, *y1, *y2;
     kpn_proc *p, *q, *p2;
+    kpn_chan *live;
     uint32_t serial;
     int v = 0;
 
+    /* no net's tag at 'off' */
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&x, arena, kpn_size_net(NULL), NULL));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_release(x));
+    memcpy(before, off, sizeof before);
     y1 = made_off(off, &p, &q);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(y1, &stale_ch, q, p, sizeof v, 1));
     serial = y1->serial;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_release(y1));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&x, arena, kpn_size_net(NULL), NULL));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_release(x));
+    memcpy(off, before, sizeof before);
     y2 = made_off(off, &p2, NULL);
     TEST_ASSERT_EQUAL_PTR(y1, y2);
     TEST_ASSERT_EQUAL_PTR(p, p2); /* the new process on the old one: it is the new one */
     /* the case this test is for: the same bytes, so the same serial */
     TEST_ASSERT_EQUAL_UINT32(serial, y2->serial);
+    /* a channel of the live net's own, below the stale one */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(y2, &live, p2, p2, sizeof v, 1));
+    TEST_ASSERT_TRUE((unsigned char *)live < (unsigned char *)stale_ch);
     TEST_ASSERT_TRUE((unsigned char *)stale_ch >= y2->arena.next);
 
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_send(stale_ch, &v));
