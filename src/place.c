@@ -97,7 +97,9 @@ static void partition(kpn_net *net, unsigned runners)
                 if (conn[q] > conn[best] && load[q] + w <= limit)
                     best = q;
             if (best != p->seen) {
-                load[p->seen] -= w;
+                /* a live net's counts have moved since its part took
+                 * them in: take out no more than is there */
+                load[p->seen] -= w < load[p->seen] ? w : load[p->seen];
                 load[best] += w;
                 p->seen = best;
                 moved = 1;
