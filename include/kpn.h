@@ -461,8 +461,11 @@ kpn_status kpn_input_close(kpn_chan *in);
  *                 block size asked for.  Give memory with kpn_reserve_add
  *                 and call kpn_run again to go on.
  *   KPN_EDEADLOCK with cfg.resolve 0: a process waits to write a full
- *                 channel and nothing can run.  With cfg.strict 1: a true
- *                 deadlock closed.  Messages stay in place either way.
+ *                 channel and nothing can run.  With cfg.strict 1: the net
+ *                 holds a true deadlock, closed in this run or an earlier
+ *                 one (its processes stay blocked, so every later run ends
+ *                 so too, once the rest of the net is at rest).  Messages
+ *                 stay in place either way.
  *   KPN_ESTACK    a process overflowed its stack (kpn_net_fault names it);
  *                 the net cannot run again: every later kpn_run of it
  *                 returns KPN_ESTACK.

@@ -541,6 +541,26 @@ void test_strict_without_the_resolver_ends_a_true_deadlock(void)
     TEST_ASSERT_TRUE(kt_contains(text, "true deadlock: "));
 }
 
+/* The cycle's processes stay blocked, so the net holds its true
+ * deadlock whenever it comes to rest again: every later run ends with
+ * KPN_EDEADLOCK too, and the deadlock is counted once. */
+void test_strict_ends_every_later_run_of_a_net_holding_a_true_deadlock(void)
+{
+    int resolve;
+
+    for (resolve = 0; resolve <= 1; ++resolve) {
+        kpn_net *net = reader_cycle(resolve, 1);
+        kpn_stats st;
+
+        TEST_ASSERT_EQUAL_INT(KPN_EDEADLOCK, kpn_run(net));
+        TEST_ASSERT_EQUAL_INT(KPN_EDEADLOCK, kpn_run(net));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+        TEST_ASSERT_EQUAL_UINT64(1, st.true_deadlocks);
+        TEST_ASSERT_EQUAL_size_t(CYCLE, st.procs_blocked_read);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_release(net));
+    }
+}
+
 static const char *find(const char *hay, const char *needle)
 {
     size_t i, j;
