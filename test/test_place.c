@@ -355,6 +355,76 @@ void test_an_input_pulls_its_reader_towards_no_part(void)
     TEST_ASSERT_EQUAL_UINT(1, home[1]);
 }
 
+/* A process's messages to itself cross no cut wherever it goes, so they
+ * pull it towards no part.  Spawned: an idle process, then the chain's
+ * end, which sends itself LOOPED messages, then its middle and its head.
+ * Spawn order splits the net between the end (weighing 1 + 3 + 2 x 40)
+ * and the middle, so the end starts in the idle process's part and must
+ * move to the chain's, the only part it talks to.  Counting its loop as
+ * talk within its own part, it stayed, and the chain was cut. */
+#define LOOPED 40
+static kpn_chan *chain_in[2], *self_loop;
+
+static void forwards(void *arg)
+{
+    int v;
+
+    while (kpn_recv(*(kpn_chan **)arg, &v) == KPN_OK)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_send(chain_in[1], &v));
+    kpn_close(chain_in[1]);
+}
+
+static void heads(void *arg)
+{
+    int v;
+
+    (void)arg;
+    for (v = 0; v < 3; ++v)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_send(chain_in[0], &v));
+    kpn_close(chain_in[0]);
+}
+
+static void ends_talking_to_itself(void *arg)
+{
+    int v, w;
+
+    (void)arg;
+    for (v = 0; v < LOOPED; ++v) {
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_send(self_loop, &v));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_recv(self_loop, &w));
+        TEST_ASSERT_EQUAL_INT(v, w);
+    }
+    for (v = 0; kpn_recv(chain_in[1], &w) == KPN_OK; ++v)
+        TEST_ASSERT_EQUAL_INT(v, w);
+    TEST_ASSERT_EQUAL_INT(3, v);
+}
+
+void test_a_process_talking_to_itself_is_placed_with_those_it_talks_to(void)
+{
+    unsigned home[MAXP];
+    kpn_stats st;
+
+    init(1, KPN_POLICY_WS, 0);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &proc[0], "idle", exits, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK,
+                          kpn_spawn(net, &proc[1], "end", ends_talking_to_itself, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &proc[2], "middle", forwards, &chain_in[0], STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &proc[3], "head", heads, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK,
+                          kpn_connect(net, &self_loop, proc[1], proc[1], sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK,
+                          kpn_connect(net, &chain_in[0], proc[3], proc[2], sizeof(int), 4));
+    TEST_ASSERT_EQUAL_INT(KPN_OK,
+                          kpn_connect(net, &chain_in[1], proc[2], proc[1], sizeof(int), 4));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(4, st.procs_exited);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_place(net, 2, home, MAXP));
+    TEST_ASSERT_EQUAL_UINT(home[3], home[2]);
+    TEST_ASSERT_EQUAL_UINT(home[3], home[1]); /* no message cut */
+    TEST_ASSERT_TRUE(home[0] != home[1]);     /* the idle one alone: the split by weight */
+}
+
 static kpn_status placed_inside;
 static unsigned inside_home[MAXP];
 static void places_while_running(void *arg)

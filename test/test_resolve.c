@@ -772,6 +772,14 @@ void test_a_writer_behind_a_true_deadlock_is_released(void)
     TEST_ASSERT_EQUAL_size_t(5, kpn_chan_fill(tail_chan));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
     TEST_ASSERT_EQUAL_UINT64(1, st.true_deadlocks);
+    /* W's channel grows 1 -> 2 -> 4 -> 8, each growth at rest, after a
+     * write-block of W that walked (resolver.md): 3 walks and 3 growths.
+     * W's first walk marks X, which read-blocks waited on and walks,
+     * marking Y, whose walk closes the cycle; Z, unmarked, never walks.
+     * resolver.md counts a growth at rest as a detection: 8 in all. */
+    TEST_ASSERT_EQUAL_UINT64(3, st.resolutions);
+    TEST_ASSERT_EQUAL_size_t(8, kpn_chan_capacity(tail_chan));
+    TEST_ASSERT_EQUAL_UINT64(3 + 3 + 2, st.detections);
 }
 
 /* The same writer with no reserve: the run stops with KPN_ERESERVE,
