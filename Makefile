@@ -289,7 +289,8 @@ deps-examples:
 # EXAMPLE_SRC_NAME: what an example takes from outside its folder (the
 # H.264 example times itself with the bench helper).
 EXAMPLE_SRC_h264 := bench/bench.c
-$(BUILD)/examples/%: $$(wildcard examples/$$*.c examples/$$*/*.c examples/$$*/*.h) $$(EXAMPLE_SRC_$$*) $(LIB)
+$(BUILD)/examples/%: $$(wildcard examples/$$*.c examples/$$*/*.c examples/$$*/*.h) $$(EXAMPLE_SRC_$$*) \
+                     $(wildcard examples/*.h bench/bench.h) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DKPN_BENCH_PORT='"$(PORT)"' -Iexamples/$* $(addprefix -I,$(sort $(dir $(EXAMPLE_SRC_$*)))) $(filter %.c,$^) $(LIB) $(EXTRA_LIBS) -o $@
 
