@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The benchmark drivers' shared helper: options, clock, medians, burn loop, progress, result line, failures. */
 #define _POSIX_C_SOURCE 199309L
+#include <errno.h>
 #include <stdarg.h>
 #include <time.h>
 
@@ -43,6 +44,7 @@ static int set_option(const char *arg, bench_opt *o, int n)
         return 0;
     for (i = 0; i < n; ++i) {
         size_t len = (size_t)(eq - arg - 2);
+        const char *digit;
         char *end;
         long long v;
 
@@ -52,8 +54,14 @@ static int set_option(const char *arg, bench_opt *o, int n)
             o[i].text = eq + 1;
             return 1;
         }
+        /* decimal digits after an optional '-': strtoll alone would also
+         * take leading spaces and a '+', and clamp an overflow to the
+         * largest value, which may be in range */
+        digit = eq + 1 + (eq[1] == '-');
+        errno = 0;
         v = strtoll(eq + 1, &end, 10);
-        if (*end != '\0' || end == eq + 1 || v < o[i].min || v > o[i].max) {
+        if (*end != '\0' || *digit < '0' || *digit > '9' || errno == ERANGE || v < o[i].min ||
+            v > o[i].max) {
             fprintf(stderr, "%s: --%s wants an integer in %lld..%lld, not '%s'\n", program,
                     o[i].name, o[i].min, o[i].max, eq + 1);
             exit(2);

@@ -3,6 +3,7 @@
 #ifndef KPN_EXAMPLE_ARGS_H
 #define KPN_EXAMPLE_ARGS_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,10 @@ static void args_check(int argc, char **argv, const char *names, const char *usa
     }
 }
 
-/* The value of --name=value, or 'value' if absent; exits 2 outside lo..hi. */
+/* The value of --name=value (the last, if given twice), or 'value' if
+ * absent; exits 2 if a value given is not an integer in lo..hi: decimal
+ * digits after an optional '-', no spaces, no '+', nothing that
+ * overflows a long. */
 static long args_get(int argc, char **argv, const char *name, long value, long lo, long hi)
 {
     size_t len = strlen(name);
@@ -39,13 +43,19 @@ static long args_get(int argc, char **argv, const char *name, long value, long l
     for (int i = 1; i < argc; ++i)
         if (strncmp(argv[i], "--", 2) == 0 && strncmp(argv[i] + 2, name, len) == 0 &&
             argv[i][2 + len] == '=') {
+            const char *text = argv[i] + 3 + len, *digit = text + (text[0] == '-');
             char *end;
-            value = strtol(argv[i] + 3 + len, &end, 10);
-            if (*end != '\0' || end == argv[i] + 3 + len)
-                value = lo - 1;
+            errno = 0;
+            value = strtol(text, &end, 10);
+            if (*end != '\0' || *digit < '0' || *digit > '9' || errno == ERANGE || value < lo ||
+                value > hi) {
+                fprintf(stderr, "%s: --%s wants an integer in %ld..%ld, not '%s'\n", argv[0],
+                        name, lo, hi, text);
+                exit(2);
+            }
         }
-    if (value < lo || value > hi) {
-        fprintf(stderr, "%s: --%s wants an integer in %ld..%ld\n", argv[0], name, lo, hi);
+    if (value < lo || value > hi) { /* a default the other options put out of range */
+        fprintf(stderr, "%s: --%s wants an integer in %ld..%ld here\n", argv[0], name, lo, hi);
         exit(2);
     }
     return value;
