@@ -6,7 +6,9 @@
 # run exits 0 and its last line on stdout is name=value pairs (after an
 # optional "program: ").  Where a program's limits allow it, the short
 # run is at the largest size (hamming's --n): an option's range promises
-# that it ends.
+# that it ends.  Last, a list of arguments each program must refuse in
+# the same way: values in range that do not go together, and malformed
+# ones that strtol would take.
 #
 #   sh tools/check_cli.sh BUILD_DIR      (e.g. build/amd64, examples and
 #                                         bench drivers built)
@@ -54,7 +56,7 @@ while read -r prog opt quick; do
         bad "$prog $quick: last line is not name=value pairs: $(tail -n 1 "$tmp/out")"
 done <<EOF
 examples/hello n --n=10
-examples/sieve limit --limit=100 --filters=5
+examples/sieve limit --limit=100000 --filters=100
 examples/hamming n --n=10000
 examples/runners jobs --workers=4 --jobs=20 --runners=2
 examples/aes b --b=16 --k=10 --runners=2
@@ -67,6 +69,24 @@ bench/soak procs --procs=10 --messages=1000
 bench/pingpong rounds --rounds=1000 --runs=1 --cpu_a=-1 --cpu_b=-1
 bench/coro_ring procs --procs=10 --trips=10 --runs=1
 bench/coro_pipeline stages --stages=4 --d=100 --runs=1
+EOF
+
+# Values that are each in range but not together, or malformed in a way
+# strtol lets pass, which must be refused like any bad value: program,
+# the option to name, the arguments.
+while read -r prog opt args; do
+    bin=$build/$prog
+    [ -x "$bin" ] || continue
+    args=$(printf '%s' "$args" | sed "s|@TMP@|$tmp|g")
+    rc=0; $limit "$bin" $args > "$tmp/out" 2> "$tmp/err" || rc=$?
+    [ $rc -ge 1 ] && [ $rc -le 127 ] || bad "$prog $args exits $rc, not 1..127"
+    grep -qF -- "--$opt" "$tmp/err" || bad "$prog $args does not name --$opt on stderr"
+    ! grep -q '=' "$tmp/out" || bad "$prog $args prints a result: $(tail -n 1 "$tmp/out")"
+done <<EOF
+examples/sieve limit --limit=+100
+examples/sieve limit --limit=100 --limit=x
+examples/sieve filters --limit=1000 --filters=10
+bench/random seed --seed=99999999999999999999
 EOF
 
 [ $fail -eq 0 ] || exit 1
