@@ -107,18 +107,25 @@ int main(int argc, char **argv)
 {
     kpn_config cfg;
     kpn_proc *pm, *pp, *pt[3];
-    kpn_net *net;
+    kpn_net *net = NULL;                               /* kpn_net_init may fail */
     kpn_stats st;
     kpn_status s;
+    long reserve;
     int i, ok = 1;
 
     args_check(argc, argv, "n reserve", "usage: hamming [--n=1000] [--reserve=-1]\n"
-               "The first n Hamming numbers.  --reserve: bytes for channels to grow\n"
-               "into, 0 for none, -1 (the default) for the arena's free memory.\n");
+               "The first n Hamming numbers (1..10000).  --reserve: bytes for channels\n"
+               "to grow into, 64..524288, or 0 for none, -1 (the default) for the\n"
+               "arena's free memory.\n");
     m.n = (int)args_get(argc, argv, "n", 1000, 1, MAX_N);
     kpn_config_default(&cfg);
-    if (args_get(argc, argv, "reserve", -1, -1, 1 << 19) >= 0)
-        cfg.reserve_size = (size_t)args_get(argc, argv, "reserve", -1, -1, 1 << 19);
+    reserve = args_get(argc, argv, "reserve", -1, -1, 1 << 19);
+    if (reserve > 0 && reserve < 64) {                 /* kpn_net_init's least reserve */
+        fprintf(stderr, "hamming: --reserve wants -1, 0 or 64..%d, not %ld\n", 1 << 19, reserve);
+        return 2;
+    }
+    if (reserve >= 0)
+        cfg.reserve_size = (size_t)reserve;
     s = kpn_net_init(&net, arena, sizeof arena, &cfg);
     if (s == KPN_OK) s = kpn_spawn(net, &pm, "merge", merge, &m, 16384);
     if (s == KPN_OK) s = kpn_spawn(net, &pp, "print", print, &out, 16384);

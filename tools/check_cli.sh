@@ -86,6 +86,7 @@ done <<EOF
 examples/sieve limit --limit=+100
 examples/sieve limit --limit=100 --limit=x
 examples/sieve filters --limit=1000 --filters=10
+examples/hamming reserve --reserve=1
 bench/random seed --seed=99999999999999999999
 EOF
 
