@@ -87,6 +87,7 @@ examples/sieve limit --limit=+100
 examples/sieve limit --limit=100 --limit=x
 examples/sieve filters --limit=1000 --filters=10
 examples/hamming reserve --reserve=1
+examples/aes k --b=30 --k=4
 bench/random seed --seed=99999999999999999999
 EOF
 

@@ -24,16 +24,20 @@ int main(int argc, char **argv)
     aes_worker *workers;
     aes_net an;
     size_t len, need;
+    unsigned lo;
     kpn_status s;
     int same;
 
     args_check(argc, argv, "b k runners",
                "usage: aes [--b=20] [--k=12] [--runners=2]\n"
-               "Encrypts 2^b bytes in chunks of 2^k, one worker process each, on that\n"
-               "many runners, and checks the result against one sequential AES-128-CTR\n"
-               "encryption.  The last line is name=value pairs.\n");
+               "Encrypts 2^b bytes (b 4..30) in chunks of 2^k (k up to b, and at most\n"
+               "2^20 chunks), one worker process each, on that many runners, and checks\n"
+               "the result against one sequential AES-128-CTR encryption.  The last line\n"
+               "is name=value pairs.\n");
     p.b = (unsigned)args_get(argc, argv, "b", 20, AES_NET_MIN_K, 30);
-    p.k = (unsigned)args_get(argc, argv, "k", 12, AES_NET_MIN_K, p.b);
+    /* k from b - 20 (at most 2^20 workers) or 4 up to b; default 12 or the nearest of those */
+    lo = p.b > AES_NET_MIN_K + AES_NET_MAX_SPLIT ? p.b - AES_NET_MAX_SPLIT : AES_NET_MIN_K;
+    p.k = (unsigned)args_get(argc, argv, "k", 12 < lo ? lo : 12 > p.b ? p.b : 12, lo, p.b);
     p.runners = (unsigned)args_get(argc, argv, "runners", 2, 1, KPN_MAX_RUNNERS);
     len = (size_t)1 << p.b;
     need = aes_net_arena_size(&p);
