@@ -41,7 +41,7 @@ static int y4m_size(const char *s, int max)
 /* Reads up to 'max_frames' frames of a 4:2:0 Y4M file; exits on error. */
 static void read_y4m(const char *path, int max_frames, video *v)
 {
-    char line[256], *tok;
+    char line[1024], *tok;
     FILE *f = fopen(path, "rb");
     size_t cap = 0;
 
@@ -53,6 +53,11 @@ static void read_y4m(const char *path, int max_frames, video *v)
         fprintf(stderr, "h264: %s is not a Y4M file\n", path);
         exit(1);
     }
+    if (strchr(line, '\n') == NULL) { /* a parameter may be cut in two */
+        fprintf(stderr, "h264: %s: the Y4M header is longer than %zu bytes\n", path,
+                sizeof line - 2);
+        exit(1);
+    }
     v->width = v->height = v->frames = 0;
     v->data = NULL;
     for (tok = strtok(line + 10, " \n"); tok != NULL; tok = strtok(NULL, " \n")) {
@@ -60,8 +65,11 @@ static void read_y4m(const char *path, int max_frames, video *v)
             v->width = y4m_size(tok + 1, 16 * H264_MAX_MB_W);
         else if (tok[0] == 'H')
             v->height = y4m_size(tok + 1, 16 * H264_MAX_MB_H);
-        else if (tok[0] == 'C' && strncmp(tok, "C420", 4) != 0) {
-            fprintf(stderr, "h264: %s: colour space %s; only 4:2:0 is supported\n", path, tok);
+        else if (tok[0] == 'C' && strcmp(tok, "C420") != 0 && strcmp(tok, "C420jpeg") != 0 &&
+                 strcmp(tok, "C420paldv") != 0 && strcmp(tok, "C420mpeg2") != 0) {
+            /* C420p10 and the like are 4:2:0 too, but of 2-byte samples */
+            fprintf(stderr, "h264: %s: colour space %s; only 8-bit 4:2:0 is supported\n", path,
+                    tok);
             exit(1);
         } else if (tok[0] == 'I' && tok[1] != 'p' && tok[1] != '?') {
             fprintf(stderr, "h264: %s: interlaced input is not supported\n", path);
@@ -75,7 +83,7 @@ static void read_y4m(const char *path, int max_frames, video *v)
     }
     v->frame_size = (size_t)v->width * (size_t)v->height * 3 / 2;
     while (v->frames < max_frames && fgets(line, sizeof line, f) != NULL) {
-        if (strncmp(line, "FRAME", 5) != 0)
+        if (strncmp(line, "FRAME", 5) != 0 || strchr(line, '\n') == NULL)
             break;
         if ((size_t)(v->frames + 1) * v->frame_size > cap) {
             cap = 2 * cap + 8 * v->frame_size;
