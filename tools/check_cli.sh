@@ -71,24 +71,27 @@ bench/coro_ring procs --procs=10 --trips=10 --runs=1
 bench/coro_pipeline stages --stages=4 --d=100 --runs=1
 EOF
 
-# Values that are each in range but not together, or malformed in a way
-# strtol lets pass, which must be refused like any bad value: program,
-# the option to name, the arguments.
-while read -r prog opt args; do
+# Values that are each in range but not together, malformed ones that
+# strtol lets pass, and inputs a program cannot take, which must be
+# refused like any bad value: program, what stderr must say (the option,
+# or what is wrong with the input), the arguments.
+sed '1s/C420jpeg/C420p10/' "$tmp/in.y4m" > "$tmp/p10.y4m"   # 2-byte samples
+while read -r prog says args; do
     bin=$build/$prog
     [ -x "$bin" ] || continue
     args=$(printf '%s' "$args" | sed "s|@TMP@|$tmp|g")
     rc=0; $limit "$bin" $args > "$tmp/out" 2> "$tmp/err" || rc=$?
     [ $rc -ge 1 ] && [ $rc -le 127 ] || bad "$prog $args exits $rc, not 1..127"
-    grep -qF -- "--$opt" "$tmp/err" || bad "$prog $args does not name --$opt on stderr"
+    grep -qF -- "$says" "$tmp/err" || bad "$prog $args does not say $says on stderr"
     ! grep -q '=' "$tmp/out" || bad "$prog $args prints a result: $(tail -n 1 "$tmp/out")"
 done <<EOF
-examples/sieve limit --limit=+100
-examples/sieve limit --limit=100 --limit=x
-examples/sieve filters --limit=1000 --filters=10
-examples/hamming reserve --reserve=1
-examples/aes k --b=30 --k=4
-bench/random seed --seed=99999999999999999999
+examples/sieve --limit --limit=+100
+examples/sieve --limit --limit=100 --limit=x
+examples/sieve --filters --limit=1000 --filters=10
+examples/hamming --reserve --reserve=1
+examples/aes --k --b=30 --k=4
+bench/random --seed --seed=99999999999999999999
+examples/h264 C420p10 --input=@TMP@/p10.y4m --runs=1
 EOF
 
 [ $fail -eq 0 ] || exit 1
