@@ -112,6 +112,10 @@ kpn_policy bench_policy(const char *text)
 kpn_policy bench_placement(const char *text, int *automatic)
 {
     *automatic = strcmp(text, "auto") == 0;
+    if (!*automatic && strcmp(text, "ws") != 0 && strcmp(text, "static") != 0) {
+        fprintf(stderr, "%s: --policy wants ws, static or auto, not '%s'\n", program, text);
+        exit(2);
+    }
     return *automatic ? KPN_POLICY_STATIC : bench_policy(text);
 }
 
