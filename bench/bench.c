@@ -132,6 +132,21 @@ kpn_wake bench_wake(const char *text)
     return one_of("wake", text, "last", "waker") ? KPN_WAKE_WAKER : KPN_WAKE_LAST;
 }
 
+long long bench_fit(const kpn_config *cfg, size_t arena, size_t fixed, size_t each,
+                    long long most)
+{
+    kpn_config c = *cfg;
+    size_t net = kpn_size_net(&c), fit;
+
+    c.runners = KPN_MAX_RUNNERS; /* the runner stacks come from the arena too */
+    if (kpn_size_net(&c) > net)
+        net = kpn_size_net(&c);
+    if (each == 0 || net > arena || fixed > arena - net)
+        return 0;
+    fit = (arena - net - fixed) / each;
+    return fit < (unsigned long long)most ? (long long)fit : most;
+}
+
 double bench_now(void)
 {
     struct timespec ts;

@@ -51,6 +51,12 @@ kpn_policy bench_placement(const char *text, int *automatic);
 void bench_place(kpn_net *net, unsigned runners, unsigned *home, size_t n);
 kpn_wake bench_wake(const char *text);
 
+/* How many objects of 'each' bytes fit in an arena of 'arena' bytes
+ * beside 'fixed' bytes and a net of 'cfg' at its largest runner count,
+ * at most 'most': the largest process count a driver can promise. */
+long long bench_fit(const kpn_config *cfg, size_t arena, size_t fixed, size_t each,
+                    long long most);
+
 /* Seconds on the monotonic clock. */
 double bench_now(void);
 

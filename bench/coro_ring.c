@@ -81,6 +81,12 @@ int main(int argc, char **argv)
     size_t stack, stride;
     int run, runs, verified = 1;
 
+    /* as many coroutines as the arena holds at the least stack */
+    ctx_room = bare_ctx_room();
+    stride = (STAGGER - 1) * LINE + bare_lines(KPN_STACK_MIN) +
+             bare_lines(ctx_room + sizeof(struct coro));
+    if ((long long)(sizeof arena / stride) < opt[PROCS].max)
+        opt[PROCS].max = (long long)(sizeof arena / stride);
     bench_parse(argc, argv,
                 "Pass a token round a ring of bare coroutines on the port's switch; report ns "
                 "per hop, the floor under bench/ring's.",
@@ -89,12 +95,13 @@ int main(int argc, char **argv)
     trips = opt[TRIPS].value;
     runs = (int)opt[RUNS].value;
     prefetch = (int)opt[PREFETCH].value;
-    ctx_room = bare_ctx_room();
     stack = bare_lines((size_t)opt[STACK].value);
     stride = (STAGGER - 1) * LINE + stack + bare_lines(ctx_room + sizeof(struct coro));
     if ((size_t)n > sizeof arena / stride) {
-        bench_note("needs %zu bytes of arena, has %zu", (size_t)n * stride, sizeof arena);
-        return 1;
+        bench_note("--procs=%lld with --stack=%lld needs %zu bytes of arena, has %zu; use "
+                   "fewer --procs or a smaller --stack",
+                   n, opt[STACK].value, (size_t)n * stride, sizeof arena);
+        return 2;
     }
 
     for (run = 0; run < runs; ++run) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The papers' ring benchmark (lmbench's lat_ctx): tokens pass around N processes. */
+#include <limits.h>
 #include "kpn.h"
 #include "bench.h"
 
@@ -75,6 +76,11 @@ int main(int argc, char **argv)
     kpn_stats st;
     kpn_config cfg;
 
+    /* as many processes as the arena holds at the least stack and capacity */
+    kpn_config_default(&cfg);
+    opt[PROCS].max = bench_fit(&cfg, sizeof arena, 0,
+                               kpn_size_proc(KPN_STACK_MIN, 4) + kpn_size_chan(sizeof(int), 1),
+                               (long long)(sizeof rp / sizeof rp[0]));
     bench_parse(argc, argv, "Pass tokens round a ring of processes; report ns per hop.",
                 opt, (int)(sizeof opt / sizeof opt[0]));
     n = opt[PROCS].value;
@@ -89,13 +95,20 @@ int main(int argc, char **argv)
            (size_t)n * (kpn_size_proc((size_t)opt[STACK].value, 4) +
                         kpn_size_chan(sizeof(int), (size_t)opt[CAPACITY].value));
     if (need > sizeof arena) {
-        bench_note("needs %zu bytes of arena, has %zu", need, sizeof arena);
-        return 1;
+        bench_note("--procs=%lld with --stack=%lld and --capacity=%lld needs %zu bytes of "
+                   "arena, has %zu; use fewer --procs, a smaller --stack or --capacity",
+                   n, opt[STACK].value, opt[CAPACITY].value, need, sizeof arena);
+        return 2;
     }
     if (tokens > n * opt[CAPACITY].value) {
-        bench_note("%lld tokens cannot fit in %lld channels of %lld", tokens, n,
-                   opt[CAPACITY].value);
-        return 1;
+        bench_note("--tokens=%lld cannot fit in %lld channels (--procs) of %lld (--capacity)",
+                   tokens, n, opt[CAPACITY].value);
+        return 2;
+    }
+    if (trips > LLONG_MAX / tokens / n) {
+        bench_note("--procs=%lld, --trips=%lld and --tokens=%lld make more hops than a "
+                   "long long counts", n, trips, tokens);
+        return 2;
     }
 
     for (run = 0; run < runs; ++run) {

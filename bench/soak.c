@@ -90,6 +90,13 @@ int main(int argc, char **argv)
     size_t peak;
     static kpn_proc *proc_of[100000];
 
+    /* as many processes as the arena holds at the least stack and capacity */
+    kpn_config_default(&cfg);
+    cfg.reserve_size = 1 << 20;
+    opt[PROCS].max = bench_fit(&cfg, sizeof arena, kpn_size_proc(16384, 4),
+                               kpn_size_proc(KPN_STACK_MIN, 4) +
+                                   2 * kpn_size_chan(sizeof(struct msg), 1),
+                               (long long)(sizeof nodes / sizeof nodes[0]));
     bench_parse(argc, argv, "Move many messages through many processes and count every one.",
                 opt, (int)(sizeof opt / sizeof opt[0]));
     nprocs = (unsigned)opt[PROCS].value;
@@ -106,8 +113,10 @@ int main(int argc, char **argv)
            nprocs * (kpn_size_proc((size_t)opt[STACK].value, 4) +
                      2 * kpn_size_chan(sizeof(struct msg), (size_t)opt[CAPACITY].value));
     if (need > sizeof arena) {
-        bench_note("needs %zu bytes of arena, has %zu", need, sizeof arena);
-        return 1;
+        bench_note("--procs=%u with --stack=%lld and --capacity=%lld needs %zu bytes of "
+                   "arena, has %zu; use fewer --procs, a smaller --stack or --capacity",
+                   nprocs, opt[STACK].value, opt[CAPACITY].value, need, sizeof arena);
+        return 2;
     }
     procs = proc_of;
     BENCH_CHECK(kpn_net_init(&net, arena, sizeof arena, &cfg));
