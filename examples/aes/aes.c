@@ -66,5 +66,9 @@ int main(int argc, char **argv)
     printf("bytes=%zu workers=%zu runners=%u verified=%d\n", len, aes_net_workers(&p),
            p.runners, same);
     mbedtls_aes_free(&aes);
+    free(workers);
+    free(arena);
+    free(want);
+    free(buf);
     return same ? 0 : 1;
 }

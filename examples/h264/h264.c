@@ -312,5 +312,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "h264: FAILED: a network run's stream is not the plain loop's\n");
         return 1;
     }
+    free(arena);
+    free(work);
+    free(recon);
+    free(stream);
+    free(frames);
+    free(v.data);
     return 0;
 }
