@@ -220,8 +220,8 @@ int main(int argc, char **argv)
     need = (size_t)(stages + 2) * (stack + bare_lines(ctx_room + sizeof(struct coro))) +
            (size_t)(stages + 1) * capacity * sizeof(struct msg);
     if (need > sizeof arena) {
-        bench_note("needs %zu bytes of arena, has %zu; use fewer --stages or a smaller "
-                   "--capacity",
+        bench_note("needs %zu bytes of arena, has %zu; use fewer --stages, a smaller "
+                   "--capacity or --stack",
                    need, sizeof arena);
         return 1;
     }

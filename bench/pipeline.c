@@ -266,7 +266,7 @@ int main(int argc, char **argv)
     if (need > sizeof arena) {
         bench_note("the net needs %zu bytes of arena (%lld stacks of %zu, %lld channels of "
                    "%zu messages, %u runners) but the arena has %zu; use fewer --stages or "
-                   "a smaller --capacity",
+                   "--copies, or a smaller --capacity",
                    need, copies * (stages + 2), stack_size, copies * (stages + 1), capacity, runners,
                    sizeof arena);
         return 1;

@@ -201,10 +201,10 @@ int main(int argc, char **argv)
 
     ge = rnet_generate(&graph, &params);
     if (ge != RNET_OK) {
-        bench_note("cannot draw %d nodes in %d layers with %d back-edges: %s",
-                   params.nodes, params.layers, params.back_edges,
-                ge == RNET_EINVAL ? "want 1 <= layers <= nodes-2 and nodes <= 2048"
-                                  : "more than 8192 edges");
+        bench_note("--nodes=%d, --layers=%d, --back_edges=%d: %s", params.nodes,
+                   params.layers, params.back_edges,
+                   ge == RNET_EINVAL ? "--layers wants 1..nodes-2 (--nodes 3..2048)"
+                                     : "the forward edges drawn are more than 8192");
         return 2;
     }
     if (graph.back_edges < params.back_edges)

@@ -91,6 +91,8 @@ examples/sieve --filters --limit=1000 --filters=10
 examples/hamming --reserve --reserve=1
 examples/aes --k --b=30 --k=4
 bench/random --seed --seed=99999999999999999999
+bench/random --layers --nodes=10 --layers=9
+bench/ring --tokens --procs=2 --tokens=3
 examples/h264 C420p10 --input=@TMP@/p10.y4m --runs=1
 EOF
 
