@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 {
     bench_opt opt[] = {
         {"b", "log2 of the buffer's bytes", 26, NULL, AES_NET_MIN_K, MAX_B},
-        {"k", "log2 of a chunk's bytes (n = 2^(b-k) workers, at most 2^14: k >= b-14)", 16, NULL, AES_NET_MIN_K, MAX_B},
+        {"k", "log2 of a chunk's bytes (n = 2^(b-k) workers, at most 2^14: k >= b-14; b if below 16 and --k is not given)", 16, NULL, AES_NET_MIN_K, MAX_B},
         {"passes", "encryptions of every chunk", 4, NULL, 1, 10000},
         {"runners", "runners (threads) of the kpn runs", 2, NULL, 1, KPN_MAX_RUNNERS},
         {"policy", "ws (work stealing) or static (worker i on runner i mod R)", 0, "ws", 0, 0},
@@ -139,6 +139,10 @@ int main(int argc, char **argv)
     memset(&p, 0, sizeof p);
     p.b = (unsigned)opt[B].value;
     p.k = (unsigned)opt[K].value;
+    for (run = 1; run < argc && strncmp(argv[run], "--k=", 4) != 0; ++run)
+        ;
+    if (run == argc && p.k > p.b) /* no --k: the default, 16, brought within b */
+        p.k = p.b;
     p.passes = (unsigned)opt[PASSES].value;
     p.runners = (unsigned)opt[RUNNERS].value;
     p.stack = (size_t)opt[STACK].value;
