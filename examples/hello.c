@@ -31,12 +31,10 @@ int main(int argc, char **argv)
     kpn_status s;
     char rest;
 
-    if (argc > 2 || (argc == 2 && (strncmp(argv[1], "--n=", 4) != 0 || argv[1][4] < '0' ||
-                                   argv[1][4] > '9' ||
-                                   sscanf(argv[1], "--n=%4d%c", &l.n, &rest) != 1))) {
+    if (argc > 2 || (argc == 2 && (sscanf(argv[1], "--n=%4d%c", &l.n, &rest) != 1 || l.n < 0))) {
         int help = argc == 2 && strcmp(argv[1], "--help") == 0;
         if (argc > 2)
-            fprintf(stderr, "hello: cannot take '%s': one option at most\n", argv[2]);
+            fprintf(stderr, "hello: one option at most\n");
         else if (!help)
             fprintf(stderr, "hello: cannot take '%s'\n", argv[1]);
         fprintf(help ? stdout : stderr, "usage: hello [--n=COUNT]  (0..9999, default 100)\n");
