@@ -105,11 +105,26 @@ static void read_y4m(const char *path, int max_frames, video *v)
     }
 }
 
-static void write_file(const char *path, const void *data, size_t size)
+/* Opens what --'name' names for writing, before any encoding, so that a
+ * path that cannot be written is refused at once; NULL for an empty one. */
+static FILE *open_output(const char *name, const char *path)
 {
-    FILE *f = fopen(path, "wb");
-    if (f == NULL || fwrite(data, 1, size, f) != size || fclose(f) != 0) {
-        fprintf(stderr, "h264: cannot write %s\n", path);
+    FILE *f;
+
+    if (path[0] == '\0')
+        return NULL;
+    f = fopen(path, "wb");
+    if (f == NULL) {
+        fprintf(stderr, "h264: --%s=%s: cannot write: %s\n", name, path, strerror(errno));
+        exit(1);
+    }
+    return f;
+}
+
+static void write_file(FILE *f, const char *path, const void *data, size_t size)
+{
+    if (fwrite(data, 1, size, f) != size || fclose(f) != 0) {
+        fprintf(stderr, "h264: cannot write %s: %s\n", path, strerror(errno));
         exit(1);
     }
 }
@@ -197,6 +212,7 @@ int main(int argc, char **argv)
     void *arena, *work;
     size_t arena_size = 0, work_size, seq_size;
     double wall[2][100], cpu[2][100], t0, t_seq, med1, medr, py, pa;
+    FILE *out, *out_recon;
     kpn_config cfg;
     kpn_stats st;
     unsigned runners;
@@ -217,6 +233,8 @@ int main(int argc, char **argv)
     runners = (unsigned)opt[RUNNERS].value;
     runs = (int)opt[RUNS].value;
     read_y4m(opt[INPUT].text, (int)opt[FRAMES].value, &v);
+    out = open_output("output", opt[OUTPUT].text);
+    out_recon = open_output("recon", opt[RECON].text);
 
     memset(&job, 0, sizeof job);
     if (h264_setup_init(&job.setup, v.width, v.height, (int)opt[QP].value, v.frames) != 0) {
@@ -268,8 +286,8 @@ int main(int argc, char **argv)
     fprintf(stderr, "h264: sequential: %.3f s, %.1f fps, %llu bits, checksum %016llx\n", t_seq,
             v.frames / t_seq, (unsigned long long)want.bits, (unsigned long long)want.checksum);
     psnr(&v, recon, &py, &pa);
-    if (opt[RECON].text[0] != '\0')
-        write_file(opt[RECON].text, recon, v.frame_size * (size_t)v.frames);
+    if (out_recon != NULL)
+        write_file(out_recon, opt[RECON].text, recon, v.frame_size * (size_t)v.frames);
 
     /* the network, 1 runner and R runners alternately, after one untimed
      * run that brings the arena and workspace into memory */
@@ -292,8 +310,8 @@ int main(int argc, char **argv)
                     run + 1, runs, r, wall[which][run], cpu[which][run],
                     v.frames / wall[which][run], (unsigned long long)got.checksum);
         }
-    if (opt[OUTPUT].text[0] != '\0')
-        write_file(opt[OUTPUT].text, stream, want.bytes);
+    if (out != NULL)
+        write_file(out, opt[OUTPUT].text, stream, want.bytes);
     med1 = bench_median(wall[0], runs);
     medr = bench_median(wall[1], runs);
 
