@@ -761,3 +761,57 @@ void test_efull_has_a_sentence(void)
     TEST_ASSERT_TRUE(kpn_strerror(KPN_EFULL)[0] != '\0');
     TEST_ASSERT_TRUE(kpn_strerror(KPN_EFULL) != kpn_strerror(KPN_STATUS_COUNT));
 }
+
+/* kpn.h: an input given capacity 0 holds cfg.default_capacity messages.
+ * With a default of 3 it takes three offers and refuses the fourth with
+ * KPN_EFULL; the three reach the reader. */
+void test_an_input_of_capacity_0_holds_the_default_capacity(void)
+{
+    kpn_config cfg;
+    uint32_t v;
+
+    kpn_config_default(&cfg);
+    cfg.default_capacity = 3;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    build(&f, 0, 1);
+    TEST_ASSERT_EQUAL_size_t(3, kpn_chan_capacity(f.in));
+    for (v = 1; v <= 3; ++v)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_offer(f.in, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_EFULL, kpn_offer(f.in, &v));
+    TEST_ASSERT_EQUAL_size_t(3, kpn_chan_fill(f.in));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_input_close(f.in));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    check_output(&f, 1, 3);
+}
+
+/* An input that fits in what is left of the arena is made, even when it
+ * takes the last byte.  Every carve is a multiple of 16 bytes (kpn.h's
+ * 16-aligned arena), so in a 16-aligned arena whose size is what spawn
+ * and the first input carve, the input fits exactly; 16 bytes fewer and
+ * it is KPN_ENOMEM. */
+void test_the_first_input_may_take_the_last_bytes_of_the_arena(void)
+{
+    unsigned char *mem = arena + (16u - (uintptr_t)arena % 16u) % 16u;
+    size_t spawned, carved;
+    kpn_proc *q;
+    kpn_chan *in = NULL;
+    kpn_stats st;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, mem, sizeof arena - 16, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &q, "q", returns_at_once, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    spawned = st.arena_used;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &in, q, sizeof(uint32_t), 4));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    carved = st.arena_used - spawned;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, mem, spawned + carved, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &q, "q", returns_at_once, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &in, q, sizeof(uint32_t), 4));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(0, st.arena_free);
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, mem, spawned + carved - 16, NULL));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &q, "q", returns_at_once, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_connect_input(net, &in, q, sizeof(uint32_t), 4));
+}
