@@ -330,3 +330,58 @@ void test_exited_processes_are_left_out(void)
     TEST_ASSERT_FALSE(kt_contains(text, "short-lived"));
     TEST_ASSERT_TRUE(kt_contains(text, "1 exited"));
 }
+
+/* The account's resolver line gives the counts kpn_net_stats gives.  An
+ * artificial deadlock resolved twice: 'grows' sends three messages on a
+ * channel of capacity 1 before the one 'late' waits for, so that channel
+ * doubles twice (docs/resolver.md) from a reserve of 4096 bytes.  The
+ * second growth takes its new ring before the old one goes back to the
+ * pool, so the peak is above what is in use after. */
+static kpn_chan *grow_c, *grow_go;
+
+static void grows(void *arg)
+{
+    int v;
+    (void)arg;
+    for (v = 0; v < 3; ++v)
+        kpn_send(grow_c, &v);
+    kpn_send(grow_go, &v);
+}
+
+static void late(void *arg)
+{
+    int v;
+    (void)arg;
+    kpn_recv(grow_go, &v);
+    while (kpn_recv(grow_c, &v) == KPN_OK)
+        ;
+}
+
+void test_the_resolver_line_gives_the_nets_counts(void)
+{
+    kpn_config cfg;
+    kpn_proc *g, *l;
+    kpn_stats st;
+    char line[256];
+
+    kpn_config_default(&cfg);
+    cfg.reserve_size = 4096;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &g, "grows", grows, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &l, "late", late, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &grow_c, g, l, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &grow_go, g, l, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64(2, st.resolutions);
+    TEST_ASSERT_EQUAL_UINT64(0, st.true_deadlocks);
+    TEST_ASSERT_EQUAL_size_t(4096, st.reserve_size);
+    TEST_ASSERT_LESS_THAN(st.reserve_peak, st.reserve_used);
+    snprintf(line, sizeof line,
+             "resolver: %lu detections, 2 resolutions, 0 true deadlocks; reserve %lu of 4096 "
+             "bytes in use, peak %lu\n",
+             (unsigned long)st.detections, (unsigned long)st.reserve_used,
+             (unsigned long)st.reserve_peak);
+    kpn_report(net, text, sizeof text);
+    TEST_ASSERT_TRUE(kt_contains(text, line));
+}
