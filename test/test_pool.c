@@ -124,6 +124,37 @@ void test_a_region_too_small_for_a_block_is_ignored(void)
     TEST_ASSERT_NULL(kpni_pool_alloc(&pool, 1));
 }
 
+/* A block is split only where the rest can be a block of its own: the
+ * smallest is a header and one aligned unit, KPNI_POOL_MIN bytes.  What
+ * is left exactly that big stays free and can be had; a rest smaller
+ * goes with the allocation, and counts as in use until it is freed. */
+void test_a_rest_of_the_smallest_block_size_stays_free(void)
+{
+    kpni_pool_add(&pool, mem, 256);
+    /* 256 - 32 bytes with their header: the rest is KPNI_POOL_MIN */
+    TEST_ASSERT_NOT_NULL(kpni_pool_alloc(&pool, 256 - KPNI_POOL_MIN - KPNI_POOL_HEADER));
+    TEST_ASSERT_EQUAL_size_t(256 - KPNI_POOL_MIN, pool.used);
+    TEST_ASSERT_EQUAL_size_t(1, free_blocks());
+    TEST_ASSERT_NOT_NULL(kpni_pool_alloc(&pool, KPNI_POOL_MIN - KPNI_POOL_HEADER));
+    TEST_ASSERT_EQUAL_size_t(256, pool.used);
+}
+
+void test_a_rest_too_small_for_a_block_is_in_use_with_the_allocation(void)
+{
+    void *a;
+
+    kpni_pool_add(&pool, mem, 256);
+    /* 256 - 16 bytes with the header: the 16 left cannot be a block */
+    a = kpni_pool_alloc(&pool, 256 - 2 * KPNI_POOL_HEADER);
+    TEST_ASSERT_NOT_NULL(a);
+    TEST_ASSERT_EQUAL_size_t(256, pool.used);
+    TEST_ASSERT_EQUAL_size_t(256, pool.peak);
+    TEST_ASSERT_EQUAL_size_t(0, free_blocks());
+    kpni_pool_free(&pool, a);
+    TEST_ASSERT_EQUAL_size_t(0, pool.used);
+    TEST_ASSERT_NOT_NULL(kpni_pool_alloc(&pool, 256 - KPNI_POOL_HEADER));
+}
+
 /* ------------------------------------------------------------ kpn_reserve_add */
 
 static unsigned char arena[64 * 1024];
