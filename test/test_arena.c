@@ -57,6 +57,27 @@ void test_the_end_never_passes_the_memory_given(void)
         }
 }
 
+/* The room is a whole number of aligned units (every carve is rounded up
+ * to one), so a carve of all the room ends exactly at the end, never
+ * past it. */
+void test_the_room_is_whole_units_and_carving_it_ends_at_the_end(void)
+{
+    size_t off, size;
+
+    for (off = 0; off < 16; ++off)
+        for (size = 16; size < 96; ++size) {
+            kpni_arena a;
+            size_t room;
+            kpni_arena_init(&a, mem + off, size);
+            room = (size_t)(a.end - a.next);
+            TEST_ASSERT_EQUAL_size_t(0, room % 16);
+            if (room > 0) {
+                TEST_ASSERT_NOT_NULL(kpni_arena_carve(&a, room));
+                TEST_ASSERT_EQUAL_PTR(a.end, a.next);
+            }
+        }
+}
+
 void test_align_up(void)
 {
     TEST_ASSERT_EQUAL_size_t(0, kpni_align_up(0));
