@@ -278,3 +278,25 @@ void test_two_nets_are_independent(void)
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(n[0]));
     TEST_ASSERT_EQUAL_INT(55, total_of[0]);
 }
+
+/* kpn.h: runners go from 1 to KPN_MAX_RUNNERS.  The most is a
+ * configuration kpn_size_net sizes and kpn_net_init takes; one more is
+ * refused by both. */
+void test_the_most_runners_are_taken_and_one_more_refused(void)
+{
+    static unsigned char big[4u << 20];
+    kpn_config cfg;
+    kpn_net *net = NULL;
+    size_t need;
+
+    kpn_config_default(&cfg);
+    cfg.runners = KPN_MAX_RUNNERS;
+    need = kpn_size_net(&cfg);
+    TEST_ASSERT_NOT_EQUAL(0, need);
+    TEST_ASSERT_LESS_OR_EQUAL(sizeof big, need);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, big, sizeof big, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_release(net));
+    cfg.runners = KPN_MAX_RUNNERS + 1;
+    TEST_ASSERT_EQUAL_size_t(0, kpn_size_net(&cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, big, sizeof big, &cfg));
+}
