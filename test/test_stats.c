@@ -140,3 +140,73 @@ void test_arena_use_grows_with_every_object(void)
     TEST_ASSERT_GREATER_OR_EQUAL(b.arena_used + 1000, c.arena_used);
     TEST_ASSERT_LESS_OR_EQUAL(b.arena_used + kpn_size_chan(100, 10), c.arena_used);
 }
+
+/* kpn.h: runner_switches gives the dispatches per runner, entries from
+ * 'runners' on 0.  With one runner every dispatch is runner 0's. */
+void test_one_runner_makes_every_dispatch(void)
+{
+    kpn_proc *w, *r, *z;
+    kpn_stats st;
+    unsigned i;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "w", writes_five, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "r", reads_all, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &z, "z", waits_forever, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &data, w, r, sizeof(int), 2));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &never, r, z, sizeof(int), 2));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT(1, st.runners);
+    TEST_ASSERT_GREATER_THAN(0, st.switches);
+    TEST_ASSERT_EQUAL_UINT64(st.switches, st.runner_switches[0]);
+    for (i = 1; i < KPN_MAX_RUNNERS; ++i)
+        TEST_ASSERT_EQUAL_UINT64(0, st.runner_switches[i]);
+}
+
+/* reserve_used is what the pool lends now, reserve_peak the most it
+ * ever lent.  A channel of capacity 1 that must hold three messages
+ * before its reader starts doubles twice from the pool
+ * (docs/resolver.md); the second growth takes the new ring before the
+ * first pooled one goes back, so the peak is the two rings together and
+ * what stays in use is the last ring only. */
+static kpn_chan *grow_go;
+
+static void writes_three_then_go(void *arg)
+{
+    int v;
+    (void)arg;
+    for (v = 0; v < 3; ++v)
+        kpn_send(data, &v);
+    kpn_send(grow_go, &v);
+}
+
+static void waits_for_go_then_reads_all(void *arg)
+{
+    int v;
+    (void)arg;
+    kpn_recv(grow_go, &v);
+    while (kpn_recv(data, &v) == KPN_OK)
+        ;
+}
+
+void test_reserve_use_now_is_below_its_peak_after_two_growths(void)
+{
+    kpn_config cfg;
+    kpn_proc *w, *r;
+    kpn_stats st;
+
+    kpn_config_default(&cfg);
+    cfg.reserve_size = 4096;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "w", writes_three_then_go, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "r", waits_for_go_then_reads_all, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &data, w, r, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &grow_go, w, r, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_UINT64(2, st.resolutions);
+    TEST_ASSERT_EQUAL_size_t(4, kpn_chan_capacity(data));
+    TEST_ASSERT_GREATER_THAN(0, st.reserve_used);
+    TEST_ASSERT_LESS_THAN(st.reserve_peak, st.reserve_used);
+    TEST_ASSERT_LESS_OR_EQUAL(st.reserve_size, st.reserve_peak);
+}
