@@ -212,6 +212,19 @@ void test_blocked_processes_are_named_with_their_channel(void)
     TEST_ASSERT_TRUE(kt_contains(text, "2 processes"));
 }
 
+/* kpn.h: the report names a true deadlock's cycle: from the member it
+ * recorded round to that member again, once.  The waiting pair's cycle
+ * is the two of them, whichever closed it. */
+void test_a_true_deadlock_is_named_once_round(void)
+{
+    build_waiting_pair();
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    kpn_report(net, text, sizeof text);
+    TEST_ASSERT_TRUE(
+        kt_contains(text, "true deadlock: \"the-reader\" -> \"the-writer\" -> \"the-reader\"\n") ||
+        kt_contains(text, "true deadlock: \"the-writer\" -> \"the-reader\" -> \"the-writer\"\n"));
+}
+
 /* What an overflow may have written over, the report names and does not
  * follow: a channel whose writer lies outside the arena, a recorded true
  * deadlock or a faulted process whose record does.  White-box: the
