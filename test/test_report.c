@@ -225,6 +225,28 @@ void test_a_true_deadlock_is_named_once_round(void)
         kt_contains(text, "true deadlock: \"the-writer\" -> \"the-reader\" -> \"the-writer\"\n"));
 }
 
+/* kpn.h: after a stack overflow the walk of kpn_proc_next stops before a
+ * damaged record.  White-box: the tag of the second of three records is
+ * damaged by hand, and put back. */
+void test_the_process_walk_stops_before_a_damaged_record(void)
+{
+    kpn_proc *a, *b, *c;
+    uint32_t magic;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &a, "a", idle_proc, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &b, "b", idle_proc, NULL, 8192));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &c, "c", idle_proc, NULL, 8192));
+    TEST_ASSERT_EQUAL_PTR(b, kpn_proc_next(net, a));
+    magic = b->magic;
+    b->magic = 0;
+    TEST_ASSERT_EQUAL_PTR(a, kpn_proc_next(net, NULL));
+    TEST_ASSERT_NULL(kpn_proc_next(net, a));
+    b->magic = magic;
+    TEST_ASSERT_EQUAL_PTR(b, kpn_proc_next(net, a));
+    TEST_ASSERT_EQUAL_PTR(c, kpn_proc_next(net, b));
+    TEST_ASSERT_NULL(kpn_proc_next(net, c));
+}
+
 /* What an overflow may have written over, the report names and does not
  * follow: a channel whose writer lies outside the arena, a recorded true
  * deadlock or a faulted process whose record does.  White-box: the
