@@ -155,6 +155,21 @@ void test_a_rest_too_small_for_a_block_is_in_use_with_the_allocation(void)
     TEST_ASSERT_NOT_NULL(kpni_pool_alloc(&pool, 256 - KPNI_POOL_HEADER));
 }
 
+/* kpni_pool_tail: the size of the last free block when it ends at the
+ * address asked about (memory the arena adds there merges with it), 0
+ * otherwise, also for a block that ends there but is not the last. */
+void test_the_tail_is_the_last_free_block_where_it_ends_there(void)
+{
+    unsigned char *m = mem + (16u - (uintptr_t)mem % 16u) % 16u;
+
+    kpni_pool_add(&pool, m, 512);
+    kpni_pool_add(&pool, m + 1024, 256);
+    TEST_ASSERT_EQUAL_size_t(2, free_blocks());
+    TEST_ASSERT_EQUAL_size_t(256, kpni_pool_tail(&pool, m + 1024 + 256));
+    TEST_ASSERT_EQUAL_size_t(0, kpni_pool_tail(&pool, m + 512));
+    TEST_ASSERT_EQUAL_size_t(0, kpni_pool_tail(&pool, m + 1024 + 512));
+}
+
 /* ------------------------------------------------------------ kpn_reserve_add */
 
 static unsigned char arena[64 * 1024];
@@ -286,4 +301,27 @@ void test_a_region_over_a_ring_the_pool_lent_is_refused(void)
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, (void *)lo, size));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
     TEST_ASSERT_EQUAL_size_t(before.reserve_size, after.reserve_size);
+}
+
+/* kpn.h: a region that overlaps the arena is refused, and the reserve
+ * held back at its top is part of the arena.  A region whose first bytes
+ * are the arena's last, and whose 16-aligned part lies wholly above it,
+ * is refused all the same, and the pool stays as it was. */
+void test_a_region_over_the_top_of_a_held_back_reserve_is_refused(void)
+{
+    static unsigned char room[32 * 1024 + 8192];
+    kpn_config cfg;
+    kpn_net *net;
+    kpn_stats st;
+
+    kpn_config_default(&cfg);
+    cfg.reserve_size = 4096;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, room, 32 * 1024, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_reserve_add(net, room + 32 * 1024 - 8, 4096));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(4096, st.reserve_size);
+    /* the same region from the arena's end on is taken */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_reserve_add(net, room + 32 * 1024, 4096));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_GREATER_THAN(4096, st.reserve_size);
 }
