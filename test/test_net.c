@@ -284,7 +284,7 @@ void test_two_nets_are_independent(void)
  * refused by both. */
 void test_the_most_runners_are_taken_and_one_more_refused(void)
 {
-    static unsigned char big[4u << 20];
+    static unsigned char big[16u << 20]; /* 32 runner stacks of 128 KiB under TSan */
     kpn_config cfg;
     kpn_net *net = NULL;
     size_t need;
