@@ -2257,11 +2257,12 @@ void test_a_wake_on_the_wakers_own_runner_under_a_placement_joins_its_back(void)
 
 /* ------------------------------------------------------------ CPUs */
 
-/* RND-B into a fresh net on 'runners' runners over 'cpus' CPUs, learning
- * a placement as soon as steals count (runners.c, learn_due) at any
- * grain; returns the stats. */
+/* RND-B sending 'rounds' messages on each of the source's outputs
+ * (13 307 messages in all at 40, 39 947 at 120), into a fresh net on
+ * 'runners' runners over 'cpus' CPUs, learning a placement as soon as
+ * steals count (runners.c, learn_due) at any grain; returns the stats. */
 static kpn_stats run_learning(const rnet_graph *g, rnet_run *run, unsigned runners,
-                              unsigned cpus)
+                              unsigned cpus, uint64_t rounds)
 {
     kpn_config cfg = config(runners, KPN_POLICY_WS, KPN_WAKE_WAKER);
     kpn_stats st;
@@ -2273,7 +2274,7 @@ static kpn_stats run_learning(const rnet_graph *g, rnet_run *run, unsigned runne
     cfg.reserve_size = 1 << 20;
     TEST_ASSERT_LESS_OR_EQUAL(sizeof arena, rnet_arena_size(g, &cfg, 1, STACK));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, rnet_build(net, g, run, 1000000, 40, 1, STACK, 0));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, rnet_build(net, g, run, 1000000, rounds, 1, STACK, 0));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
     TEST_ASSERT_TRUE(rnet_work_ok(run));
@@ -2284,23 +2285,30 @@ static kpn_stats run_learning(const rnet_graph *g, rnet_run *run, unsigned runne
  * the CPUs they share (cfg.cpus; 0: the port's count), the first ones,
  * and changes no message: RND-B on 3 runners over 2 and 5 CPUs and the
  * port's count, against one runner (one CPU is the next test's).  A
- * run learns only if a runner has stolen, which a loaded machine makes
- * rarer (its runners sleep, or one goes solo): up to 20 runs at each
+ * runner learns only once it has sent 16 messages per channel (kpn.h,
+ * cfg.learn), so the run carries enough for each of the 3 runners to
+ * send that many on an even split: on a loaded machine the runners take
+ * turns and share the messages about evenly, and at 40 rounds (13 307
+ * messages, 5 328 a runner needed) most runs then learnt nothing.  A
+ * run learns only if a runner has stolen, too: up to 20 runs at each
  * setting, and a setting at which none learnt would test nothing, and
  * fails.
  * White-box: the homes the placement gave. */
 void test_a_learnt_placement_uses_no_more_runners_than_the_cpus(void)
 {
     static const unsigned cpus[] = {2, 5, 0};
+    const uint64_t rounds = 120;
     static rnet_graph g;
     static rnet_run run;
     static uint64_t reference[RNET_MAX_NODES];
     unsigned k, parts, port = kpn_port_cpus();
+    uint64_t messages;
     const kpn_proc *p;
     int v, round;
 
     TEST_ASSERT_EQUAL_INT(RNET_OK, rnet_generate(&g, &rnet_preset_find("RND-B")->params));
-    run_learning(&g, &run, 1, 0);
+    messages = run_learning(&g, &run, 1, 0, rounds).messages;
+    TEST_ASSERT_GREATER_OR_EQUAL(3 * 16 * net->nchans, messages);
     for (v = 0; v < g.nodes; ++v)
         reference[v] = run.burned[v];
     for (k = 0; k < sizeof cpus / sizeof cpus[0]; ++k) {
@@ -2311,7 +2319,7 @@ void test_a_learnt_placement_uses_no_more_runners_than_the_cpus(void)
         if (parts == 1)
             continue; /* a one-CPU machine: the run learns nothing (below) */
         for (round = 0; round < 20 && placements == 0; ++round) {
-            kpn_stats st = run_learning(&g, &run, 3, cpus[k]);
+            kpn_stats st = run_learning(&g, &run, 3, cpus[k], rounds);
 
             for (v = 0; v < g.nodes; ++v)
                 TEST_ASSERT_EQUAL_UINT64(reference[v], run.burned[v]);
@@ -2341,10 +2349,10 @@ void test_one_cpu_runs_a_work_stealing_net_on_runner_0_alone(void)
     int v;
 
     TEST_ASSERT_EQUAL_INT(RNET_OK, rnet_generate(&g, &rnet_preset_find("RND-B")->params));
-    run_learning(&g, &run, 1, 0);
+    run_learning(&g, &run, 1, 0, 40);
     for (v = 0; v < g.nodes; ++v)
         reference[v] = run.burned[v];
-    st = run_learning(&g, &run, 3, 1);
+    st = run_learning(&g, &run, 3, 1, 40);
     for (v = 0; v < g.nodes; ++v)
         TEST_ASSERT_EQUAL_UINT64(reference[v], run.burned[v]);
     TEST_ASSERT_EQUAL_UINT(3, st.runners);
