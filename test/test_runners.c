@@ -252,6 +252,7 @@ void test_static_pinning_keeps_processes_on_their_runner(void)
     TEST_ASSERT_EQUAL_UINT64(0, st.runner_switches[1]);
     TEST_ASSERT_EQUAL_UINT64(st.switches, st.runner_switches[2]);
     TEST_ASSERT_EQUAL_UINT64(0, st.steals);
+    TEST_ASSERT_EQUAL_UINT64(0, st.steal_attempts); /* no look into another's queue */
 }
 
 /* A runner thread blocks every asynchronous signal, so that none is
@@ -339,6 +340,49 @@ void test_two_runners_without_the_resolver_count_exactly(void)
     }
 }
 
+/* ------------------------------------------------------------ counters */
+
+static int saw_a_sleep;
+
+/* Runs without blocking until a runner has gone to sleep (it counts
+ * net->dormancies after its 'sleeps'), for at most a billion looks. */
+static void runs_until_a_runner_sleeps(void *arg)
+{
+    long spins;
+
+    (void)arg;
+    for (spins = 0; spins < 1000000000L; ++spins)
+        if (__atomic_load_n(&net->dormancies, __ATOMIC_ACQUIRE) != 0) {
+            saw_a_sleep = 1;
+            return;
+        }
+}
+
+/* kpn.h: steal_attempts counts the looks into another runner's queue,
+ * sleeps the times a runner found no work and slept.  A net of one
+ * process that never blocks leaves the other runner nothing to do but
+ * look for work (it may take the process before it starts, and the
+ * runner it leaves then looks), and sleep; the process runs until one
+ * has.  White-box: net->dormancies. */
+void test_a_runner_with_nothing_to_do_counts_its_looks_and_its_sleep(void)
+{
+    kpn_config cfg = config(2, KPN_POLICY_WS, KPN_WAKE_LAST);
+    kpn_proc *p;
+    kpn_stats st;
+
+    cfg.cpus = 2; /* both runners, whatever the port's count */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_INT(KPN_OK,
+                          kpn_spawn(net, &p, "p", runs_until_a_runner_sleeps, NULL, STACK));
+    saw_a_sleep = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(1, saw_a_sleep);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_GREATER_OR_EQUAL(1, st.sleeps);
+    TEST_ASSERT_GREATER_OR_EQUAL(1, st.steal_attempts);
+    TEST_ASSERT_LESS_OR_EQUAL(1, st.steals);
+}
+
 /* ------------------------------------------------------------ determinism */
 
 /* The resolver's random cyclic networks give the unbounded reference's
@@ -374,6 +418,11 @@ void test_random_networks_are_deterministic_across_runners(void)
                         for (i = 0; i < n.nprocs; ++i)
                             TEST_ASSERT_EQUAL_HEX32(ref[i], run.hash[i]);
                         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+                        /* a steal is a look that found something;
+                         * a static net never looks */
+                        TEST_ASSERT_LESS_OR_EQUAL(st.steal_attempts, st.steals);
+                        if (policy == KPN_POLICY_STATIC)
+                            TEST_ASSERT_EQUAL_UINT64(0, st.steal_attempts);
                         steals += st.steals;
                         resolutions += st.resolutions;
                         ++runs;
@@ -1242,6 +1291,9 @@ void test_a_thief_leaves_a_process_queued_alone_until_it_has_waited(void)
     TEST_ASSERT_TRUE(p->runner == r0 && r0->head == p);
     TEST_ASSERT_TRUE(kpni_runners_steal(r1) == p); /* it waited */
     TEST_ASSERT_TRUE(p->runner == r1 && r0->head == NULL);
+    /* one look a call, with one other runner; a steal only when it took */
+    TEST_ASSERT_EQUAL_UINT64(3, r1->steal_attempts);
+    TEST_ASSERT_EQUAL_UINT64(1, r1->steals);
 
     /* two queued: the back one at once */
     kpni_queue_push_back(r0, p);

@@ -150,7 +150,9 @@ void test_arena_use_grows_with_every_object(void)
 }
 
 /* kpn.h: runner_switches gives the dispatches per runner, entries from
- * 'runners' on 0.  With one runner every dispatch is runner 0's. */
+ * 'runners' on 0.  With one runner every dispatch is runner 0's, and
+ * there is no other runner to steal from, nor one to sleep while it
+ * runs. */
 void test_one_runner_makes_every_dispatch(void)
 {
     kpn_stats st;
@@ -163,6 +165,9 @@ void test_one_runner_makes_every_dispatch(void)
     TEST_ASSERT_EQUAL_UINT64(st.switches, st.runner_switches[0]);
     for (i = 1; i < KPN_MAX_RUNNERS; ++i)
         TEST_ASSERT_EQUAL_UINT64(0, st.runner_switches[i]);
+    TEST_ASSERT_EQUAL_UINT64(0, st.steals);
+    TEST_ASSERT_EQUAL_UINT64(0, st.steal_attempts);
+    TEST_ASSERT_EQUAL_UINT64(0, st.sleeps);
 }
 
 /* reserve_used is what the pool lends now, reserve_peak the most it
