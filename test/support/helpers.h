@@ -19,21 +19,51 @@ static inline int kt_contains(const char *hay, const char *needle)
     return 0;
 }
 
-/* Recurse, writing every frame, until a frame lies below 'limit'.  The
- * next level is called through a volatile pointer so the compiler cannot
- * fold levels together: each frame is the array and a return address,
- * dense as a real deep recursion's. */
-static inline int kt_recurse(const unsigned char *limit, int depth)
+/* One level of kt_recurse; 'above' is the array of the level above, NULL
+ * at the first: the distance between the two is one frame. */
+static inline int kt_descend(const unsigned char *limit, int depth,
+                             const volatile unsigned char *above)
 {
-    int (*volatile next)(const unsigned char *, int) = kt_recurse;
+    int (*volatile next)(const unsigned char *, int, const volatile unsigned char *) =
+        kt_descend;
     volatile unsigned char here[32];
+    uintptr_t at = (uintptr_t)here, low = (uintptr_t)limit;
     size_t i;
 
     for (i = 0; i < sizeof here; ++i)
         here[i] = (unsigned char)depth;
-    if ((const unsigned char *)here + sizeof here < limit)
-        return here[0];
-    return next(limit, depth + 1) + here[1];
+    if (above != NULL) {
+        uintptr_t frame = (uintptr_t)above - at;
+        /* nothing of this frame lies below 'bottom': the next one's
+         * array ends there, and that frame ends at this one's start */
+        uintptr_t bottom = at - frame + sizeof here;
+
+        if (bottom < low + 16)
+            return here[0]; /* the frames alone come within 16 bytes of it */
+        if (bottom - frame < low + 16) {
+            /* another frame would not fit: overrun the rest of the way */
+            volatile unsigned char *p = (volatile unsigned char *)low;
+            for (i = bottom - low; i-- > 0;)
+                p[i] = (unsigned char)depth;
+            return here[0];
+        }
+    }
+    return next(limit, depth + 1, here) + here[1];
+}
+
+/* Write the stack from here down to 'limit', and not a byte below it:
+ * recurse, writing every frame, while another frame fits above 'limit',
+ * then write the bytes left down to it, as a local array that is
+ * overrun would.  Frames alone would stop anywhere up to a frame past
+ * 'limit', and a frame under ASan (about 200 bytes) is most of a 256-byte
+ * guard band: the band would not take the overrun, and what lies below
+ * it would be hit (a runner's stack below a net's first process, whose
+ * top holds the C library's thread block).  A level is called through a
+ * volatile pointer so the compiler cannot fold levels together.
+ * Returns more than 0 (a sum of bytes it wrote, which keeps the writes). */
+static inline int kt_recurse(const unsigned char *limit, int depth)
+{
+    return kt_descend(limit, depth, NULL) + 1;
 }
 
 /* Thesis figure 3.7: an effective network no finite memory can run.  A

@@ -249,8 +249,8 @@ static void overflow(void *arg)
     struct deep *d = arg;
     uint32_t v = 1;
 
-    /* recurse until a frame lies below the usable stack: into the guard */
-    kt_recurse((const unsigned char *)d->base + 8, 0);
+    /* overrun the usable stack by 8 bytes, into the band */
+    kt_recurse((const unsigned char *)d->base - 8, 0);
     kpn_send(d->out, &v); /* blocks: a switch, where the guard is checked */
     kpn_send(d->out, &v);
 }
@@ -269,8 +269,8 @@ void test_stack_overflow_is_caught_as_estack(void)
     kpn_chan *ring;
     static char text[1024];
 
-    /* The band is inside the stack here (32 bytes), and the last frame
-     * may reach a little past it: a ring of nobody's messages lies below
+    /* The band is inside the stack here (32 bytes), and the overrun
+     * stays in it; should it not, a ring of nobody's messages lies below
      * the stack to take that, rather than another object's record. */
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &ring, pad, pad, 64, 2));
     self = spawn("deep", overflow, &d, kpn_stack_min());
