@@ -160,6 +160,38 @@ static void fill_stack(unsigned char *lo, size_t n)
 #endif
 }
 
+/* A net built in a loop (a process, its channels, the next process, as
+ * bench/aes builds 16 384 workers) carves one block after another out of
+ * memory no cache holds, and every line a spawn or a connect writes is a
+ * miss it waits on.  Ask now for the lines the next ones will write: the
+ * channels carved next, at the arena's bump pointer, and the next record
+ * and guard band, guessed one stride on (this record's distance from the
+ * one before: the stagger moves the real one by a line or so, which the
+ * windows cover).  A prefetch never faults, so a wrong guess costs only
+ * the request.  Building those workers took about 0.8 of the time
+ * without it (docs/benchmarks.md, "AES").  Small memories have no caches
+ * to fill. */
+static void spawn_ahead(const kpn_net *net, const kpn_proc *p, size_t stack)
+{
+#if KPN_CACHE_STAGGER
+    uintptr_t next, band;
+    unsigned i;
+
+    if (net->procs_tail == NULL)
+        return;
+    next = (uintptr_t)p + ((uintptr_t)p - (uintptr_t)net->procs_tail);
+    band = next - KPNI_CTX_ROOM() - stack - GUARD_OUTSIDE;
+    for (i = 0; i < 4; ++i) {
+        KPNI_PREFETCH_W((uintptr_t)net->arena.next + 64u * i);
+        KPNI_PREFETCH_W(next - 64u + 64u * i);
+        KPNI_PREFETCH_W(band + 64u * i);
+    }
+    KPNI_PREFETCH_W(next + 192u);
+#else
+    (void)net, (void)p, (void)stack;
+#endif
+}
+
 /*
  * With cfg.guard_pages the block starts with room for one whole page
  * below the stagger, made inaccessible:
@@ -254,6 +286,7 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
     p->fiber = __tsan_create_fiber(0);
 #endif
 
+    spawn_ahead(net, p, stack);
 #if !KPN_COMPACT
     p->prev = net->procs_tail;
 #endif
