@@ -166,9 +166,9 @@ static void fill_stack(unsigned char *lo, size_t n)
  * miss it waits on.  Ask now for the lines the next ones will write: the
  * channels carved next, at the arena's bump pointer, and the next record
  * and guard band, guessed one stride on (this record's distance from the
- * one before: the stagger moves the real one by a line or so, which the
- * windows cover).  A prefetch never faults, so a wrong guess costs only
- * the request.  Building those workers took about 0.8 of the time
+ * one before: the stagger moves the real one a line further, which the
+ * windows cover, but for one spawn in STAGGER_CYCLE, where it wraps).  A
+ * prefetch never faults, so a wrong guess costs only the request.  Building those workers took about 0.8 of the time
  * without it (docs/benchmarks.md, "AES").  Small memories have no caches
  * to fill. */
 static void spawn_ahead(const kpn_net *net, const kpn_proc *p, size_t stack)
