@@ -694,6 +694,10 @@ struct kpn_proc {
      * line keeps room for 'after'. */
     uint64_t switches;
     kpn_chan *outs, *ins;      /* channels it writes / reads */
+    /* whom 'after' woke when this one last woke it (KPNI_PREFETCH_AFTER),
+     * on the line the wake reads 'outs' from; on a 64-bit host it fills
+     * what the record's size was rounded up by */
+    kpn_proc *beyond;
 #endif
     void (*fn)(void *);        /* NULL once it has started (proc.c, proc_entry) */
     void *arg;
@@ -1229,12 +1233,18 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
  * a hop from now, and that wake reads both (the state, and the channel
  * to prefetch); loaded only then, they were about two fifths of what a
  * hop of the 10 000-process ring, whose lines lie beyond the core's own
- * caches, waited on.  The wake notes whom it woke, for the next time,
- * in 'by' (the other end of the channel that releases 'p': the waker,
- * or a process that the resolver or an exit stands in for, a wrong
- * guess that costs a line).  Several runners sharing the net neither
- * ask nor note: the process woken next may be on another core.  The
- * compact build keeps neither 'outs' nor 'after'. */
+ * caches, waited on.  And it starts loading the first line of the one
+ * 'after' woke when 'p' last woke it ('beyond'), a hop before that wake
+ * asks for it as 'after': asked for only then, that record held the hop
+ * up at the prefetch instruction itself, for about a third of the
+ * 10 000-process ring's hop; asked for a hop earlier, the hop takes 0.60
+ * of the time (docs/benchmarks.md, "Large nets").  The wake
+ * notes whom it woke, for the next time, in 'by' (the other end of the
+ * channel that releases 'p': the waker, or a process that the resolver
+ * or an exit stands in for, a wrong guess that costs a line), and whom
+ * that one woke in turn.  Several runners sharing the net neither ask
+ * nor note: the process woken next may be on another core.  The compact
+ * build keeps none of 'outs', 'after' and 'beyond'. */
 #if KPN_COMPACT
 #define KPNI_PREFETCH_OUT(p) ((void)(p))
 #define KPNI_PREFETCH_OUT_SHARED(p) ((void)(p))
@@ -1245,8 +1255,9 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
 #define KPNI_PREFETCH_OUT_SHARED(p) KPNI_PREFETCH((p)->outs)
 #define KPNI_PREFETCH_AFTER(p)                                                                 \
     (KPNI_PREFETCH_W((p)->after),                                                              \
-     KPNI_PREFETCH_W((uintptr_t)(p)->after + offsetof(kpn_proc, outs)))
-#define KPNI_NOTE_AFTER(by, p) ((by)->after = (p))
+     KPNI_PREFETCH_W((uintptr_t)(p)->after + offsetof(kpn_proc, outs)),                        \
+     KPNI_PREFETCH_W((p)->beyond))
+#define KPNI_NOTE_AFTER(by, p) ((by)->after = (p), (by)->beyond = (p)->after)
 #endif
 
 /* The resolver's half of a wake: 'by' releases 'p', which waited on it,
