@@ -695,8 +695,8 @@ struct kpn_proc {
     uint64_t switches;
     kpn_chan *outs, *ins;      /* channels it writes / reads */
     /* whom 'after' woke when this one last woke it (KPNI_PREFETCH_AFTER),
-     * on the line the wake reads 'outs' from; on a 64-bit host it fills
-     * what the record's size was rounded up by */
+     * on the line the wake reads 'outs' from; in a 64-bit build without
+     * ThreadSanitizer's fiber it fills what the record was rounded up by */
     kpn_proc *beyond;
 #endif
     void (*fn)(void *);        /* NULL once it has started (proc.c, proc_entry) */
@@ -1238,12 +1238,12 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
  * asks for it as 'after': asked for only then, that record held the hop
  * up at the prefetch instruction itself, for about a third of the
  * 10 000-process ring's hop; asked for a hop earlier, the hop takes 0.60
- * of the time (docs/benchmarks.md, "Large nets").  The wake
- * notes whom it woke, for the next time, in 'by' (the other end of the
- * channel that releases 'p': the waker, or a process that the resolver
- * or an exit stands in for, a wrong guess that costs a line), and whom
- * that one woke in turn.  Several runners sharing the net neither ask
- * nor note: the process woken next may be on another core.  The compact
+ * of the time (docs/benchmarks.md, "Large nets").  The wake notes whom
+ * it woke, for the next time, in 'by' (the other end of the channel
+ * that releases 'p': the waker, or a process that the resolver or an
+ * exit stands in for, a wrong guess that costs a line), and whom that
+ * one woke in turn.  Several runners sharing the net neither ask nor
+ * note: the process woken next may be on another core.  The compact
  * build keeps none of 'outs', 'after' and 'beyond'. */
 #if KPN_COMPACT
 #define KPNI_PREFETCH_OUT(p) ((void)(p))
