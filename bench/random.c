@@ -41,6 +41,7 @@ static rnet_run run;
 /* --policy=auto: the placement learnt from the 1-runner run, by node */
 static int automatic;
 static unsigned place_runners, home[RNET_MAX_NODES];
+static int placed = 1; /* home[] holds kpn_place's partition of a 1-runner run */
 
 /* What the last R-runner run's placement gave, where the program knows
  * it (auto: kpn_place's; static: the layers in blocks, as rnet_build pins
@@ -68,6 +69,52 @@ static void placement_figures(const kpn_config *cfg, int *cut, char *split, size
                                  all == 0 ? 0.0 : (double)part[r] / (double)all);
 }
 
+/* What the net itself allows on 'runners' CPUs (rnet_schedule): the
+ * 1-runner run's time taken apart into the work burned and an even cost
+ * per message, then the net played out at those costs:
+ *  - 'parallel': the 1-runner time over that of the earliest schedule on
+ *    unlimited CPUs, the net's parallelism;
+ *  - 'bound': the lesser of that and 'runners', which no runtime passes
+ *    while a message costs what it costs on one runner;
+ *  - 'greedy': the speedup of a list schedule on 'runners' CPUs, where
+ *    any CPU runs any process and a step that takes a message or a slot
+ *    another CPU left takes 'cross_ns' longer;
+ *  - 'placed': the same, each process kept on the CPU that kpn_place's
+ *    partition of the last 1-runner run (home[]) gives it.
+ * Each "-" where the net cannot be played out (a channel the resolver
+ * would grow, or too many message slots), and 'placed' where kpn_place
+ * gave no partition. */
+static void net_limits(uint64_t total, uint64_t d, size_t capacity, double iterations_per_us,
+                       double wall_1, unsigned runners, double cross_ns, char out[4][32])
+{
+    rnet_timing tm;
+    uint64_t messages = 0;
+    double units = (double)rnet_burned(&run), t[4], floor_r = wall_1 * 1e9 / runners;
+    int e, k;
+
+    for (e = 0; e < graph.edges; ++e)
+        messages += graph.back[e] ? d - 1 : d;
+    tm.unit_ns = 1000.0 / iterations_per_us;
+    tm.msg_ns = (wall_1 * 1e9 - units * tm.unit_ns) / (double)messages;
+    if (tm.msg_ns < 0)
+        tm.msg_ns = 0;
+    tm.cross_ns = 0;
+    bench_note("playing the net out at %.3f ns a work unit and %.1f ns a message, %.0f ns "
+               "more for one that crosses",
+               tm.unit_ns, tm.msg_ns, cross_ns);
+    t[0] = rnet_schedule(&graph, total, d, capacity, &tm, 0, NULL);
+    t[1] = t[0] > 0 && t[0] < floor_r ? floor_r : t[0];
+    tm.cross_ns = cross_ns;
+    t[2] = rnet_schedule(&graph, total, d, capacity, &tm, runners, NULL);
+    t[3] = placed ? rnet_schedule(&graph, total, d, capacity, &tm, runners, home) : -1;
+    for (k = 0; k < 4; ++k) {
+        if (t[k] > 0)
+            sprintf(out[k], k == 0 ? "%.1f" : "%.3f", wall_1 * 1e9 / t[k]);
+        else
+            strcpy(out[k], "-");
+    }
+}
+
 /* Build the net afresh on 'cfg', run it, and return the wall time of
  * kpn_run alone (runner start-up included, building not). */
 static double run_once(const kpn_config *cfg, uint64_t total, uint64_t d, size_t capacity,
@@ -93,6 +140,8 @@ static double run_once(const kpn_config *cfg, uint64_t total, uint64_t d, size_t
     BENCH_CHECK(kpn_net_stats(net, st));
     if (automatic && cfg->runners == 1)
         bench_place(net, place_runners, home, (size_t)graph.nodes);
+    else if (cfg->runners == 1) /* for net_limits alone */
+        placed = kpn_place(net, place_runners, home, (size_t)graph.nodes) == KPN_OK;
     *ok = rnet_work_ok(&run);
     if (!*ok) {
         int errors = rnet_errors(&run, &bad);
@@ -139,9 +188,12 @@ int main(int argc, char **argv)
                  "may run on)", 0, NULL, 0, 1 << 20},
         {"runs", "timed runs of each runner count; medians are reported", 3, NULL, 1, 100},
         {"dot", "also write the network as Graphviz to this file (empty: no file)", 0, "", 0, 0},
+        {"cross_ns", "the net played out on R CPUs (speedup_greedy, speedup_placed): ns "
+                     "more a step takes that takes a message or a slot another CPU left",
+         0, NULL, 0, 1000000},
     };
     enum { PRESET, SEED, NODES, LAYERS, BACK, D, WORK_MS, CAPACITY, RUNNERS, POLICY, WAKE, LEARN,
-           GRAIN, CPUS, RUNS, DOT };
+           GRAIN, CPUS, RUNS, DOT, CROSS };
     double wall[2][100], det[2][100], res[2][100], med_wall[2], med_det[2], med_res[2];
     double iterations_per_us, flow, burned_ms = 0;
     const rnet_preset *preset;
@@ -156,6 +208,7 @@ int main(int argc, char **argv)
     int run_i, runs, which, ok, all_ok = 1, cut = -1;
     /* placement_work: a share of 0.000 to 1.000 per runner, or '-' */
     char split[KPN_MAX_RUNNERS * 8 + 1] = "-";
+    char limits[4][32];
 
     bench_parse(argc, argv,
              "The papers' random networks (Vrba's thesis, 5.2.1.4): a source, layers of processes\n"
@@ -267,6 +320,8 @@ int main(int argc, char **argv)
         med_det[which] = bench_median(det[which], runs);
         med_res[which] = bench_median(res[which], runs);
     }
+    net_limits(total, d, capacity, iterations_per_us, med_wall[0], runners,
+               (double)opt[CROSS].value, limits);
 
     bench_result("preset=%s nodes=%d edges=%d cycles=%d d=%llu runners=%u layers=%d "
                  "seed=%llu capacity=%zu policy=%s wake=%s learn=%u learn_grain_ns=%u cpus=%u runs=%d port=%s work_ms=%lld "
@@ -275,7 +330,8 @@ int main(int argc, char **argv)
                  "detections_per_s_1=%.0f resolutions_per_s_1=%.0f resolutions_per_s=%.0f "
                  "reserve_peak=%zu steals=%llu placements=%llu placements_dropped=%llu placement_runners=%u sleeps=%llu switches=%llu "
                  "runner_switches=%s placement_cut=%d placement_work=%s "
-                 "wall_1=%.3f wall_R=%.3f speedup=%.3f detections_per_s=%.0f work_ok=%d",
+                 "wall_1=%.3f wall_R=%.3f speedup=%.3f parallelism=%s speedup_bound=%s "
+                 "speedup_greedy=%s speedup_placed=%s cross_ns=%lld detections_per_s=%.0f work_ok=%d",
                  preset_name, graph.nodes, graph.edges, graph.back_edges,
                  (unsigned long long)d, runners, graph.layers,
                  (unsigned long long)graph.params.seed, capacity, opt[POLICY].text,
@@ -289,7 +345,10 @@ int main(int argc, char **argv)
                  (unsigned long long)st_r.sleeps,
                  (unsigned long long)st_r.switches, bench_list(st_r.runner_switches, runners),
                  cut, split,
-                 med_wall[0], med_wall[1], med_wall[0] / med_wall[1], med_det[1], all_ok);
+                 med_wall[0], med_wall[1], med_wall[0] / med_wall[1], limits[0], limits[1], limits[2],
+                 limits[3], opt[CROSS].value,
+                 med_det[1],
+                 all_ok);
     if (!all_ok) {
         bench_note("the work was not conserved");
         return 1;

@@ -471,3 +471,171 @@ void test_the_flow_factor_predicts_the_work_burned(void)
     TEST_ASSERT_EQUAL_UINT64(0, run.burned[0]);
     TEST_ASSERT_EQUAL_UINT64(0, run.burned[graph.nodes - 1]);
 }
+
+/* ------------------------------------------------- the protocol in time */
+
+/* Times here are multiples of half a ns, exact in a double: compared as
+ * integers so that a failure prints both. */
+#define TEST_ASSERT_NS(want, got) TEST_ASSERT_EQUAL_INT64((int64_t)(2 * (want)), (int64_t)(2 * (got)))
+
+/* A net drawn by hand: 'n' nodes (0 the source, n-1 the sink), the
+ * forward edges from[i] -> to[i] in that order, no back-edge. */
+static void by_hand(rnet_graph *g, int n, int edges, const int *from, const int *to)
+{
+    int v, e, k;
+
+    memset(g, 0, sizeof *g);
+    g->nodes = n;
+    g->edges = edges;
+    for (v = 0; v < n; ++v) {
+        g->back_in[v] = g->back_out[v] = -1;
+        g->layer[v] = v == n - 1 ? 2 : v > 0;
+    }
+    for (e = 0; e < edges; ++e) {
+        g->from[e] = from[e];
+        g->to[e] = to[e];
+    }
+    for (k = 0, v = 0; v < n; ++v) {
+        g->in_first[v] = k;
+        for (e = 0; e < edges; ++e)
+            if (to[e] == v)
+                g->in_edge[k++] = e;
+    }
+    g->in_first[n] = k;
+    for (k = 0, v = 0; v < n; ++v) {
+        g->out_first[v] = k;
+        for (e = 0; e < edges; ++e)
+            if (from[e] == v)
+                g->out_edge[k++] = e;
+    }
+    g->out_first[n] = k;
+}
+
+void test_a_fan_out_played_out_in_time_takes_what_it_takes_by_hand(void)
+{
+    /* source -> a, b, c -> sink; one round of 300 units: 100 each */
+    static const int from[] = {0, 0, 0, 1, 2, 3}, to[] = {1, 2, 3, 4, 4, 4};
+    const rnet_timing tm = {1.0, 10.0, 0.0}; /* a send or a receive: 5 */
+
+    by_hand(&graph, 5, 6, from, to);
+    /* unlimited: the source sends at 0-5, 5-10, 10-15; a receives at 5-10
+     * and sends at 110-115, b 10-15 and 115-120, c 15-20 and 120-125; the
+     * sink receives at 115-120, 120-125, 125-130 */
+    TEST_ASSERT_NS(130.0, rnet_schedule(&graph, 300, 1, 1, &tm, 0, NULL));
+    /* one CPU: 300 units and 6 messages of 10 */
+    TEST_ASSERT_NS(360.0, rnet_schedule(&graph, 300, 1, 1, &tm, 1, NULL));
+    /* two: the source (0-15) then b (15-20, burns to 120, 120-125) then
+     * the sink (125-135, blocks); a (5-10, burns to 110, 110-115) then c
+     * (115-120, burns to 220, 220-225); the sink 225-230 */
+    TEST_ASSERT_NS(230.0, rnet_schedule(&graph, 300, 1, 1, &tm, 2, NULL));
+    /* three or more: as unlimited */
+    TEST_ASSERT_NS(130.0, rnet_schedule(&graph, 300, 1, 1, &tm, 5, NULL));
+}
+
+void test_a_chain_of_rounds_waits_for_its_slowest_stage(void)
+{
+    /* source -> n -> sink, 3 rounds of 100 units */
+    static const int from[] = {0, 1}, to[] = {1, 2};
+    const rnet_timing tm = {1.0, 10.0, 0.0};
+
+    by_hand(&graph, 3, 2, from, to);
+    /* n receives at 5-10, 115-120, 225-230 and sends at 110-115,
+     * 220-225, 330-335 (each after its burn of 100); the sink's last
+     * receive is 335-340 */
+    TEST_ASSERT_NS(340.0, rnet_schedule(&graph, 300, 3, 1, &tm, 0, NULL));
+    TEST_ASSERT_NS(340.0, rnet_schedule(&graph, 300, 3, 1, &tm, 2, NULL));
+    TEST_ASSERT_NS(360.0, rnet_schedule(&graph, 300, 3, 1, &tm, 1, NULL));
+    /* burning for nothing, the channel of one slot paces the source:
+     * each send waits for the receive before it, 10 a round */
+    {
+        const rnet_timing free_work = {0.0, 10.0, 0.0};
+        TEST_ASSERT_NS(40.0, rnet_schedule(&graph, 300, 3, 1, &free_work, 0, NULL));
+    }
+}
+
+void test_a_chain_split_over_two_cpus_waits_for_its_crossings(void)
+{
+    /* source -> n -> sink, 3 rounds of 100; the source alone on CPU 0,
+     * n and the sink on CPU 1, and a crossing costs 100 */
+    static const int from[] = {0, 1}, to[] = {1, 2};
+    static const unsigned part[] = {0, 1, 1}, one_cpu[] = {0, 0, 0};
+    const rnet_timing tm = {1.0, 10.0, 100.0};
+
+    by_hand(&graph, 3, 2, from, to);
+    /* a step that takes what the other CPU left takes 100 longer: the
+     * source sends at 0-5; n receives at 5-110, burns to 210 and sends
+     * at 210-215; the source's second send waits for the slot n emptied
+     * at 110 and takes 110-215, and its third blocks; n receives at
+     * 215-320 (that wakes the source, which sends at 320-425 and ends),
+     * burns to 420 and blocks on the full channel to the sink, which
+     * runs at last (420-425, then blocks), so n sends at 425-430,
+     * receives at 430-535, burns to 635 and blocks again; the sink
+     * 635-640, n 640-645, the sink 645-650 */
+    TEST_ASSERT_NS(650.0, rnet_schedule(&graph, 300, 3, 1, &tm, 2, part));
+    /* all on one CPU: nothing crosses, whatever a crossing would cost */
+    TEST_ASSERT_NS(360.0, rnet_schedule(&graph, 300, 3, 1, &tm, 2, one_cpu));
+    TEST_ASSERT_NS(360.0, rnet_schedule(&graph, 300, 3, 1, &tm, 1, one_cpu));
+    /* a part that names no CPU, or parts without CPUs */
+    TEST_ASSERT_NS(RNET_SCHED_EINVAL, rnet_schedule(&graph, 300, 3, 1, &tm, 1, part));
+    TEST_ASSERT_NS(RNET_SCHED_EINVAL, rnet_schedule(&graph, 300, 3, 1, &tm, 0, part));
+}
+
+void test_one_cpu_takes_the_work_a_run_burns_and_its_messages(void)
+{
+    const rnet_timing tm = {0.5, 40.0, 0.0};
+    uint64_t messages = 0;
+    int e;
+
+    /* what kpn's processes burn, against the protocol played out alone */
+    generate(&graph, &rnet_preset_find("RND-B")->params);
+    run_net(&graph, 1, KPN_POLICY_WS, 1000000, 9, 1);
+    for (e = 0; e < graph.edges; ++e)
+        messages += graph.back[e] ? 8 : 9;
+    TEST_ASSERT_NS((double)rnet_burned(&run) * 0.5 + (double)messages * 40.0,
+                             rnet_schedule(&graph, 1000000, 9, 1, &tm, 1, NULL));
+}
+
+void test_more_cpus_never_take_longer_than_the_earliest_schedule_allows(void)
+{
+    const rnet_timing tm = {1.0, 10.0, 0.0};
+    double unlimited, one, t;
+    unsigned cpus;
+
+    /* cycles, channels of 1 and 2 */
+    generate(&graph, &small);
+    unlimited = rnet_schedule(&graph, 100000, 20, 1, &tm, 0, NULL);
+    one = rnet_schedule(&graph, 100000, 20, 1, &tm, 1, NULL);
+    TEST_ASSERT_TRUE(unlimited > 0 && unlimited < one);
+    for (cpus = 2; cpus <= 64; ++cpus) {
+        t = rnet_schedule(&graph, 100000, 20, 1, &tm, cpus, NULL);
+        TEST_ASSERT_TRUE(t >= unlimited);
+        TEST_ASSERT_TRUE(t >= one / cpus);
+    }
+    /* a CPU for every process: the list schedule is the earliest */
+    TEST_ASSERT_NS(unlimited, rnet_schedule(&graph, 100000, 20, 1, &tm, 30, NULL));
+    TEST_ASSERT_TRUE(rnet_schedule(&graph, 100000, 20, 2, &tm, 0, NULL) <= unlimited);
+}
+
+void test_a_net_that_cannot_be_played_out_says_why(void)
+{
+    /* a and b each wait for the other first: forward edges both ways */
+    static const int from[] = {0, 1, 2, 2}, to[] = {1, 2, 1, 3};
+    const rnet_timing tm = {1.0, 10.0, 0.0}, negative = {-1.0, 10.0, 0.0},
+                      negative_cross = {1.0, 10.0, -1.0};
+
+    by_hand(&other, 4, 4, from, to);
+    TEST_ASSERT_NS(RNET_SCHED_EDEADLOCK, rnet_schedule(&other, 10, 2, 1, &tm, 0, NULL));
+    TEST_ASSERT_NS(RNET_SCHED_EDEADLOCK, rnet_schedule(&other, 10, 2, 1, &tm, 2, NULL));
+    generate(&graph, &small);
+    TEST_ASSERT_NS(RNET_SCHED_EINVAL, rnet_schedule(NULL, 10, 2, 1, &tm, 0, NULL));
+    TEST_ASSERT_NS(RNET_SCHED_EINVAL, rnet_schedule(&graph, 10, 2, 1, NULL, 0, NULL));
+    TEST_ASSERT_NS(RNET_SCHED_EINVAL, rnet_schedule(&graph, 10, 0, 1, &tm, 0, NULL));
+    TEST_ASSERT_NS(RNET_SCHED_EINVAL, rnet_schedule(&graph, 10, 2, 0, &tm, 0, NULL));
+    TEST_ASSERT_NS(RNET_SCHED_EINVAL, rnet_schedule(&graph, 10, 2, 1, &tm, RNET_MAX_NODES + 1, NULL));
+    TEST_ASSERT_NS(RNET_SCHED_EINVAL, rnet_schedule(&graph, 10, 2, 1, &negative, 0, NULL));
+    TEST_ASSERT_NS(RNET_SCHED_EINVAL, rnet_schedule(&graph, 10, 2, 1, &negative_cross, 2, NULL));
+    /* 2^18 message slots in all */
+    TEST_ASSERT_NS(RNET_SCHED_ETOOBIG,
+                             rnet_schedule(&graph, 10, 2, ((size_t)1 << 18) / (size_t)graph.edges + 1, &tm, 0, NULL));
+    TEST_ASSERT_TRUE(rnet_schedule(&graph, 10, 2, ((size_t)1 << 18) / (size_t)graph.edges, &tm, 0, NULL) > 0);
+}
