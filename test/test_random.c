@@ -478,11 +478,26 @@ void test_the_flow_factor_predicts_the_work_burned(void)
  * integers so that a failure prints both. */
 #define TEST_ASSERT_NS(want, got) TEST_ASSERT_EQUAL_INT64((int64_t)(2 * (want)), (int64_t)(2 * (got)))
 
+/* Node v's ports, the edges whose 'end' is v in edge order, into
+ * list[first[v] .. first[v+1]-1]. */
+static void ports(int n, int edges, const int *end, int *first, int *list)
+{
+    int v, e, k = 0;
+
+    for (v = 0; v < n; ++v) {
+        first[v] = k;
+        for (e = 0; e < edges; ++e)
+            if (end[e] == v)
+                list[k++] = e;
+    }
+    first[n] = k;
+}
+
 /* A net drawn by hand: 'n' nodes (0 the source, n-1 the sink), the
  * forward edges from[i] -> to[i] in that order, no back-edge. */
 static void by_hand(rnet_graph *g, int n, int edges, const int *from, const int *to)
 {
-    int v, e, k;
+    int v, e;
 
     memset(g, 0, sizeof *g);
     g->nodes = n;
@@ -495,20 +510,8 @@ static void by_hand(rnet_graph *g, int n, int edges, const int *from, const int 
         g->from[e] = from[e];
         g->to[e] = to[e];
     }
-    for (k = 0, v = 0; v < n; ++v) {
-        g->in_first[v] = k;
-        for (e = 0; e < edges; ++e)
-            if (to[e] == v)
-                g->in_edge[k++] = e;
-    }
-    g->in_first[n] = k;
-    for (k = 0, v = 0; v < n; ++v) {
-        g->out_first[v] = k;
-        for (e = 0; e < edges; ++e)
-            if (from[e] == v)
-                g->out_edge[k++] = e;
-    }
-    g->out_first[n] = k;
+    ports(n, edges, to, g->in_first, g->in_edge);
+    ports(n, edges, from, g->out_first, g->out_edge);
 }
 
 void test_a_fan_out_played_out_in_time_takes_what_it_takes_by_hand(void)
