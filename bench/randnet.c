@@ -602,10 +602,10 @@ int rnet_work_ok(const rnet_run *run)
  * process runs until it blocks, as on a runner.
  *
  *  - cpus 0: every process has a CPU of its own and each step starts the
- *    moment its process and its channel let it, which is the earliest
- *    any schedule can start it.  The order the steps are played in does
- *    not matter: each one's time is the max of the times it waits for,
- *    plus its cost.
+ *    moment its process and its channel let it, which (with cross_ns 0)
+ *    is the earliest any schedule can start it.  The order the steps are
+ *    played in does not matter: each one's time is the max of the times
+ *    it waits for, plus its cost.
  *  - cpus >= 1: a list schedule.  The CPU furthest behind takes the next
  *    step; a CPU whose process blocks or ends takes the process that has
  *    been ready longest, of those 'part' gives it where 'part' is given
