@@ -630,7 +630,6 @@ typedef struct sim_chan {
     sim_msg *ring;     /* capacity messages, message k at k % capacity */
     sim_slot *emptied; /* receive k at k % capacity */
     uint64_t sent, received;
-    int waiting; /* its reader or writer is blocked on it */
 } sim_chan;
 
 enum { SIM_IN, SIM_BACK_IN, SIM_BURN, SIM_BACK_OUT, SIM_OUT, SIM_DONE };
@@ -641,7 +640,7 @@ typedef struct sim_proc {
     uint64_t round, t, seq;
     int phase, port;
     int cpu;     /* the CPU it runs or last ran on */
-    int blocked; /* on a channel */
+    int on;      /* the channel it is blocked on, or -1 */
 } sim_proc;
 
 static sim_msg sim_ring[SIM_SLOTS];
@@ -700,10 +699,9 @@ static double later(double a, double b)
  * step waits for the channel. */
 static void sim_wake(int v, int e, double at, int heap)
 {
-    if (!sim_c[e].waiting || !sim_p[v].blocked)
+    if (sim_p[v].on != e)
         return;
-    sim_c[e].waiting = 0;
-    sim_p[v].blocked = 0;
+    sim_p[v].on = -1;
     if (!heap) {
         sim_q[sim_n[0]++] = v;
         return;
@@ -740,7 +738,7 @@ static int sim_step(const rnet_graph *g, uint64_t total, uint64_t rounds, size_t
         e = g->back_in[v];
     receive:
         if (sim_c[e].sent == sim_c[e].received) {
-            p->blocked = sim_c[e].waiting = 1;
+            p->on = e;
             return 1;
         } else {
             sim_chan *c = &sim_c[e];
@@ -788,7 +786,7 @@ static int sim_step(const rnet_graph *g, uint64_t total, uint64_t rounds, size_t
         }
         c = &sim_c[e];
         if (c->sent - c->received == cap) {
-            p->blocked = c->waiting = 1;
+            p->on = e;
             return 1;
         }
         if (c->sent >= cap) {
@@ -943,11 +941,12 @@ double rnet_schedule(const rnet_graph *g, uint64_t total, uint64_t rounds, size_
         sim_c[e].ring = sim_ring + (size_t)e * capacity;
         sim_c[e].emptied = sim_emptied + (size_t)e * capacity;
         sim_c[e].sent = sim_c[e].received = 0;
-        sim_c[e].waiting = 0;
     }
     sim_seq = 0;
-    for (v = 0; v < g->nodes; ++v)
+    for (v = 0; v < g->nodes; ++v) {
         memset(&sim_p[v], 0, sizeof sim_p[v]);
+        sim_p[v].on = -1;
+    }
     return cpus == 0 ? sim_unlimited(g, total, rounds, capacity, tm)
                      : sim_list(g, total, rounds, capacity, tm, cpus, part);
 }
