@@ -531,7 +531,9 @@ void test_a_fan_out_played_out_in_time_takes_what_it_takes_by_hand(void)
      * the sink (125-135, blocks); a (5-10, burns to 110, 110-115) then c
      * (115-120, burns to 220, 220-225); the sink 225-230 */
     TEST_ASSERT_NS(230.0, rnet_schedule(&graph, 300, 1, 1, &tm, 2, NULL));
-    /* three or more: as unlimited */
+    /* three or more: as unlimited (on three, c takes the source's CPU at
+     * 15 and the sink a's at 115) */
+    TEST_ASSERT_NS(130.0, rnet_schedule(&graph, 300, 1, 1, &tm, 3, NULL));
     TEST_ASSERT_NS(130.0, rnet_schedule(&graph, 300, 1, 1, &tm, 5, NULL));
 }
 
