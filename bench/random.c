@@ -4,6 +4,7 @@
 #include "kpn.h"
 #include "bench.h"
 #include "randnet.h"
+#include "replay.h"
 
 /*
  * A random layered network (randnet.c draws it from a seed) carries CPU

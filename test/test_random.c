@@ -5,8 +5,10 @@
 #include "unity.h"
 #include "kpn.h"
 #include "randnet.h"
+#include "replay.h"
 
 TEST_SOURCE_FILE("bench/randnet.c")
+TEST_SOURCE_FILE("bench/replay.c")
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
 TEST_SOURCE_FILE("src/net.c")
