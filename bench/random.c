@@ -43,6 +43,7 @@ static rnet_run run;
 static int automatic;
 static unsigned place_runners, home[RNET_MAX_NODES];
 static int placed = 1; /* home[] holds kpn_place's partition of a 1-runner run */
+static int replay = 1; /* --replay: play the net out in time (net_limits) */
 
 /* What the last R-runner run's placement gave, where the program knows
  * it (auto: kpn_place's; static: the layers in blocks, as rnet_build pins
@@ -141,7 +142,7 @@ static double run_once(const kpn_config *cfg, uint64_t total, uint64_t d, size_t
     BENCH_CHECK(kpn_net_stats(net, st));
     if (automatic && cfg->runners == 1)
         bench_place(net, place_runners, home, (size_t)graph.nodes);
-    else if (cfg->runners == 1) /* for net_limits alone */
+    else if (cfg->runners == 1 && replay) /* for net_limits alone */
         placed = kpn_place(net, place_runners, home, (size_t)graph.nodes) == KPN_OK;
     *ok = rnet_work_ok(&run);
     if (!*ok) {
@@ -192,9 +193,13 @@ int main(int argc, char **argv)
         {"cross_ns", "the net played out on R CPUs (speedup_greedy, speedup_placed): ns "
                      "more a step takes that takes a message or a slot another CPU left",
          0, NULL, 0, 1000000},
+        {"replay", "play the net out in time after the runs (parallelism, speedup_bound, "
+                   "speedup_greedy, speedup_placed; 0: not, and those say -), which takes "
+                   "about twice a 1-runner run",
+         1, NULL, 0, 1},
     };
     enum { PRESET, SEED, NODES, LAYERS, BACK, D, WORK_MS, CAPACITY, RUNNERS, POLICY, WAKE, LEARN,
-           GRAIN, CPUS, RUNS, DOT, CROSS };
+           GRAIN, CPUS, RUNS, DOT, CROSS, REPLAY };
     double wall[2][100], det[2][100], res[2][100], med_wall[2], med_det[2], med_res[2];
     double iterations_per_us, flow, burned_ms = 0;
     const rnet_preset *preset;
@@ -243,6 +248,7 @@ int main(int argc, char **argv)
     capacity = (size_t)opt[CAPACITY].value;
     runners = (unsigned)opt[RUNNERS].value;
     runs = (int)opt[RUNS].value;
+    replay = (int)opt[REPLAY].value;
 
     kpn_config_default(&cfg);
     cfg.reserve_size = reserve_size;
@@ -321,8 +327,12 @@ int main(int argc, char **argv)
         med_det[which] = bench_median(det[which], runs);
         med_res[which] = bench_median(res[which], runs);
     }
-    net_limits(total, d, capacity, iterations_per_us, med_wall[0], runners,
-               (double)opt[CROSS].value, limits);
+    if (replay)
+        net_limits(total, d, capacity, iterations_per_us, med_wall[0], runners,
+                   (double)opt[CROSS].value, limits);
+    else
+        for (which = 0; which < 4; ++which)
+            strcpy(limits[which], "-");
 
     bench_result("preset=%s nodes=%d edges=%d cycles=%d d=%llu runners=%u layers=%d "
                  "seed=%llu capacity=%zu policy=%s wake=%s learn=%u learn_grain_ns=%u cpus=%u runs=%d port=%s work_ms=%lld "
@@ -332,7 +342,7 @@ int main(int argc, char **argv)
                  "reserve_peak=%zu steals=%llu placements=%llu placements_dropped=%llu placement_runners=%u sleeps=%llu switches=%llu "
                  "runner_switches=%s placement_cut=%d placement_work=%s "
                  "wall_1=%.3f wall_R=%.3f speedup=%.3f parallelism=%s speedup_bound=%s "
-                 "speedup_greedy=%s speedup_placed=%s cross_ns=%lld detections_per_s=%.0f work_ok=%d",
+                 "speedup_greedy=%s speedup_placed=%s cross_ns=%lld replay=%d detections_per_s=%.0f work_ok=%d",
                  preset_name, graph.nodes, graph.edges, graph.back_edges,
                  (unsigned long long)d, runners, graph.layers,
                  (unsigned long long)graph.params.seed, capacity, opt[POLICY].text,
@@ -347,7 +357,7 @@ int main(int argc, char **argv)
                  (unsigned long long)st_r.switches, bench_list(st_r.runner_switches, runners),
                  cut, split,
                  med_wall[0], med_wall[1], med_wall[0] / med_wall[1], limits[0], limits[1], limits[2],
-                 limits[3], opt[CROSS].value,
+                 limits[3], opt[CROSS].value, replay,
                  med_det[1],
                  all_ok);
     if (!all_ok) {

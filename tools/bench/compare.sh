@@ -190,9 +190,11 @@ make -j2 >/dev/null
 # one round of one build: D is the binary folder, V the label, AES the
 # options that make its AES runs like the other build's (the working
 # tree's bench/aes asks for 2 MiB pages unless told --huge_pages=0, which
-# BASE's does not know)
+# BASE's does not know), RND the options for its random networks (the
+# working tree's bench/random plays the net out in time after its runs
+# unless told --replay=0, which nothing here reads)
 round() {
-    d=$1 v=$2 aes=$3
+    d=$1 v=$2 aes=$3 rnd=$4
     "$d/ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/ring1k.$v"
     "$d/ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/ring10k.$v"
     "$d/ring" --procs=1000 --trips=2000 --runs=5 --runners=2 2>/dev/null | tail -1 >>"$out/ring2r.$v"
@@ -200,8 +202,8 @@ round() {
         tail -1 >>"$out/handoff.$v"
     "$d/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
         tail -1 >>"$out/pipe.$v"
-    "$d/random" --preset=RND-A --d=50000 --runs=1 2>/dev/null | tail -1 >>"$out/rnda.$v"
-    "$d/random" --preset=RND-B --d=50000 --runs=1 2>/dev/null | tail -1 >>"$out/rndb.$v"
+    "$d/random" --preset=RND-A --d=50000 --runs=1 $rnd 2>/dev/null | tail -1 >>"$out/rnda.$v"
+    "$d/random" --preset=RND-B --d=50000 --runs=1 $rnd 2>/dev/null | tail -1 >>"$out/rndb.$v"
     "$d/aes" --b=26 --k=16 --passes=4 --runners=2 --runs=3 $aes 2>/dev/null | tail -1 >>"$out/aes2.$v"
     "$d/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 $aes 2>/dev/null | tail -1 >>"$out/aes16k.$v"
 }
@@ -225,26 +227,26 @@ i=0
 while [ "$i" -lt "$rounds" ]; do
     i=$((i + 1))
     "$new/pingpong" --runs=3 2>/dev/null | tail -1 >>"$out/pingpong.start"
-    round "$old" before ""
-    round "$new" after --huge_pages=0
+    round "$old" before "" ""
+    round "$new" after --huge_pages=0 --replay=0
     "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/coro1k"
     "$new/coro_ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/coro10k"
     "$new/coro_pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
         tail -1 >>"$out/coro.pipe"
     "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --policy=auto \
         2>/dev/null | tail -1 >>"$out/pipe.auto"
-    "$new/random" --preset=RND-A --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rnda.auto"
-    "$new/random" --preset=RND-B --d=50000 --runs=1 --policy=auto 2>/dev/null | tail -1 >>"$out/rndb.auto"
+    "$new/random" --preset=RND-A --d=50000 --runs=1 --replay=0 --policy=auto 2>/dev/null | tail -1 >>"$out/rnda.auto"
+    "$new/random" --preset=RND-B --d=50000 --runs=1 --replay=0 --policy=auto 2>/dev/null | tail -1 >>"$out/rndb.auto"
     "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --learn=0 \
         2>/dev/null | tail -1 >>"$out/pipe.nolearn"
-    "$new/random" --preset=RND-A --d=50000 --runs=1 --learn=0 2>/dev/null | tail -1 >>"$out/rnda.nolearn"
-    "$new/random" --preset=RND-B --d=50000 --runs=1 --learn=0 2>/dev/null | tail -1 >>"$out/rndb.nolearn"
+    "$new/random" --preset=RND-A --d=50000 --runs=1 --replay=0 --learn=0 2>/dev/null | tail -1 >>"$out/rnda.nolearn"
+    "$new/random" --preset=RND-B --d=50000 --runs=1 --replay=0 --learn=0 2>/dev/null | tail -1 >>"$out/rndb.nolearn"
     "$new/pipeline" --stages=25 --copies=2 --policy=static --d=1000000 --t_ms=1 --capacity=64 \
         --runs=1 2>/dev/null | tail -1 >>"$out/copies.after"
     "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --wake=last \
         2>/dev/null | tail -1 >>"$out/pipe.last"
-    "$new/random" --preset=RND-A --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rnda.last"
-    "$new/random" --preset=RND-B --d=50000 --runs=1 --wake=last 2>/dev/null | tail -1 >>"$out/rndb.last"
+    "$new/random" --preset=RND-A --d=50000 --runs=1 --replay=0 --wake=last 2>/dev/null | tail -1 >>"$out/rnda.last"
+    "$new/random" --preset=RND-B --d=50000 --runs=1 --replay=0 --wake=last 2>/dev/null | tail -1 >>"$out/rndb.last"
     "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 --stack_fill=0 --huge_pages=0 \
         2>/dev/null | tail -1 >>"$out/aes16k.nofill"
     "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 2>/dev/null | tail -1 >>"$out/aes16k.huge"
@@ -252,8 +254,8 @@ while [ "$i" -lt "$rounds" ]; do
         tail -1 >>"$out/aes16k.nofill.huge"
     if [ -n "$pin" ]; then
         pinned "$new" pin.pipe wall_1 pipeline --stages=50 --d=1000000 --t_ms=1 --capacity=64
-        pinned "$new" pin.rnda wall_1 random --preset=RND-A --d=50000
-        pinned "$new" pin.rndb wall_1 random --preset=RND-B --d=50000
+        pinned "$new" pin.rnda wall_1 random --preset=RND-A --d=50000 --replay=0
+        pinned "$new" pin.rndb wall_1 random --preset=RND-B --d=50000 --replay=0
         pinned "$new" pin.aes wall aes --b=26 --k=16 --passes=4 --huge_pages=0
     fi
     "$new/pingpong" --runs=3 2>/dev/null | tail -1 >>"$out/pingpong"

@@ -40,8 +40,8 @@ while [ "$round" -le "$rounds" ]; do
         for net in pipe rnda rndb; do
             case $net in
                 pipe) cmd="$bench/pipeline --stages=50 --d=1000000 --t_ms=1 --capacity=64" ;;
-                rnda) cmd="$bench/random --preset=RND-A --d=50000" ;;
-                rndb) cmd="$bench/random --preset=RND-B --d=50000" ;;
+                rnda) cmd="$bench/random --preset=RND-A --d=50000 --replay=0" ;;
+                rndb) cmd="$bench/random --preset=RND-B --d=50000 --replay=0" ;;
             esac
             for cpus in 0 "$r"; do
                 # the same run on two CPUs

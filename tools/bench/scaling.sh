@@ -98,10 +98,10 @@ if [ $report = 0 ]; then
             point pipe_fine speedup "$r" "$bin/pipeline" --stages=50 --d=$w --t_ms=1 --capacity=64 --runners="$r"
             point pipe_fine_auto speedup "$r" "$bin/pipeline" --stages=50 --d=$w --t_ms=1 --capacity=64 --runners="$r" --policy=auto
             point pipe_coarse speedup "$r" "$bin/pipeline" --stages=50 --d=1000 --t_ms=$pt --runners="$r"
-            point rnd_a speedup "$r" "$bin/random" --preset=RND-A --d=$rd --runners="$r"
-            point rnd_b speedup "$r" "$bin/random" --preset=RND-B --d=$rd --runners="$r"
-            point rnd_b_auto speedup "$r" "$bin/random" --preset=RND-B --d=$rd --runners="$r" --policy=auto
-            point rnd_a_coarse speedup "$r" "$bin/random" --preset=RND-A --d=100 --runners="$r"
+            point rnd_a speedup "$r" "$bin/random" --preset=RND-A --d=$rd --runners="$r" --replay=0
+            point rnd_b speedup "$r" "$bin/random" --preset=RND-B --d=$rd --runners="$r" --replay=0
+            point rnd_b_auto speedup "$r" "$bin/random" --preset=RND-B --d=$rd --runners="$r" --replay=0 --policy=auto
+            point rnd_a_coarse speedup "$r" "$bin/random" --preset=RND-A --d=100 --runners="$r" --replay=0
             point aes ratio "$r" "$bin/aes" --b=$ad --k=16 --passes=4 --runners="$r"
         done
     done
