@@ -83,32 +83,35 @@ static void placement_figures(const kpn_config *cfg, int *cut, char *split, size
  *    another CPU left takes 'cross_ns' longer;
  *  - 'placed': the same, each process kept on the CPU that kpn_place's
  *    partition of the last 1-runner run (home[]) gives it.
- * Each "-" where the net cannot be played out (a channel the resolver
- * would grow, or too many message slots), and 'placed' where kpn_place
- * gave no partition. */
+ * Each "-" under --replay=0 or where the net cannot be played out (a
+ * channel the resolver would grow, or too many message slots), and
+ * 'placed' where kpn_place gave no partition. */
 static void net_limits(uint64_t total, uint64_t d, size_t capacity, double iterations_per_us,
                        double wall_1, unsigned runners, double cross_ns, char out[4][32])
 {
     rnet_timing tm;
     uint64_t messages = 0;
-    double units = (double)rnet_burned(&run), t[4], floor_r = wall_1 * 1e9 / runners;
+    double units = (double)rnet_burned(&run), t[4] = {-1, -1, -1, -1},
+           floor_r = wall_1 * 1e9 / runners;
     int e, k;
 
-    for (e = 0; e < graph.edges; ++e)
-        messages += graph.back[e] ? d - 1 : d;
-    tm.unit_ns = 1000.0 / iterations_per_us;
-    tm.msg_ns = (wall_1 * 1e9 - units * tm.unit_ns) / (double)messages;
-    if (tm.msg_ns < 0)
-        tm.msg_ns = 0;
-    tm.cross_ns = 0;
-    bench_note("playing the net out at %.3f ns a work unit and %.1f ns a message, %.0f ns "
-               "more for one that crosses",
-               tm.unit_ns, tm.msg_ns, cross_ns);
-    t[0] = rnet_schedule(&graph, total, d, capacity, &tm, 0, NULL);
-    t[1] = t[0] > 0 && t[0] < floor_r ? floor_r : t[0];
-    tm.cross_ns = cross_ns;
-    t[2] = rnet_schedule(&graph, total, d, capacity, &tm, runners, NULL);
-    t[3] = placed ? rnet_schedule(&graph, total, d, capacity, &tm, runners, home) : -1;
+    if (replay) {
+        for (e = 0; e < graph.edges; ++e)
+            messages += graph.back[e] ? d - 1 : d;
+        tm.unit_ns = 1000.0 / iterations_per_us;
+        tm.msg_ns = (wall_1 * 1e9 - units * tm.unit_ns) / (double)messages;
+        if (tm.msg_ns < 0)
+            tm.msg_ns = 0;
+        tm.cross_ns = 0;
+        bench_note("playing the net out at %.3f ns a work unit and %.1f ns a message, %.0f ns "
+                   "more for one that crosses",
+                   tm.unit_ns, tm.msg_ns, cross_ns);
+        t[0] = rnet_schedule(&graph, total, d, capacity, &tm, 0, NULL);
+        t[1] = t[0] > 0 && t[0] < floor_r ? floor_r : t[0];
+        tm.cross_ns = cross_ns;
+        t[2] = rnet_schedule(&graph, total, d, capacity, &tm, runners, NULL);
+        t[3] = placed ? rnet_schedule(&graph, total, d, capacity, &tm, runners, home) : -1;
+    }
     for (k = 0; k < 4; ++k) {
         if (t[k] > 0)
             sprintf(out[k], k == 0 ? "%.1f" : "%.3f", wall_1 * 1e9 / t[k]);
@@ -327,12 +330,8 @@ int main(int argc, char **argv)
         med_det[which] = bench_median(det[which], runs);
         med_res[which] = bench_median(res[which], runs);
     }
-    if (replay)
-        net_limits(total, d, capacity, iterations_per_us, med_wall[0], runners,
-                   (double)opt[CROSS].value, limits);
-    else
-        for (which = 0; which < 4; ++which)
-            strcpy(limits[which], "-");
+    net_limits(total, d, capacity, iterations_per_us, med_wall[0], runners,
+               (double)opt[CROSS].value, limits);
 
     bench_result("preset=%s nodes=%d edges=%d cycles=%d d=%llu runners=%u layers=%d "
                  "seed=%llu capacity=%zu policy=%s wake=%s learn=%u learn_grain_ns=%u cpus=%u runs=%d port=%s work_ms=%lld "
