@@ -272,7 +272,9 @@ static KPNI_NOINLINE kpn_status wake_mt(kpn_proc *self, kpn_proc *other, kpn_cha
     kpni_runner *also = kpni_wake_follows(self->net, why) ? self->runner : NULL;
     kpni_runner *r = kpni_lock_proc(other, also);
 
-    if (other->state == why && other->wait == c)
+    /* loads: 'other' may be on a runner whose thread wakes it with no
+     * lock (from another channel: kpni_sched_ready_own) */
+    if (KPNI_LOAD(&other->state) == why && KPNI_LOAD(&other->wait) == c)
         kpni_sched_ready(self->runner, other);
     kpni_unlock_proc(r, also);
     return KPN_OK;
@@ -289,6 +291,10 @@ static KPNI_NOINLINE kpn_status wake_near(kpn_proc *self, kpn_proc *other, kpn_c
 {
     kpni_runner *here = self->runner;
 
+    if (KPNI_OWN(here) && KPNI_LOAD(&other->runner) == here) {
+        kpni_sched_ready_own(here, other, self);
+        return KPN_OK;
+    }
     if (KPNI_LOAD(&other->runner) == here) {
         kpni_lock(here);
         if (KPNI_LOAD(&other->runner) == here) { /* not moved meanwhile */

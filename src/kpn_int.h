@@ -437,6 +437,13 @@ typedef struct kpni_runner {
     /* switches left in which it drains what several runners filled
      * (sched.c, "Draining"): on the line a switch counts on */
     unsigned drain;
+    /* 'own': its thread makes the wakes of processes on it with no lock
+     * (kpni_sched_ready_own), and no other thread moves them; set and
+     * cleared by that thread, under the lock, at a park and as it idles.
+     * The processes so woken wait on a list only that thread touches, and
+     * join the back of the queue at its next park. */
+    int own;
+    kpn_proc *own_head, *own_tail;
 #endif
     uint64_t switches, messages, drops, steals, steal_attempts, sleeps;
     uint64_t placements;       /* placements it learnt (runners.c, cfg.learn) */
@@ -560,6 +567,7 @@ struct kpn_net {
     unsigned parts;                /* runners a learnt placement uses: cfg.cpus, at most all,
                                       fewer where the trial found fewer faster */
     unsigned parts_won;            /* the fastest parts so far in this run's trial */
+    unsigned pulled_parts;         /* runners of parts that took theirs since it was learnt */
     /* Whether its runs are on runner 0 alone (runners.c, run_alone):
      * KPNI_SHARED or KPNI_ALONE, settled by the first run (0 before). */
     unsigned char sharing;
@@ -924,6 +932,8 @@ enum { KPNI_WRITES, KPNI_READS };
  * lua_lock does the same). */
 #if KPN_THREADS
 #define KPNI_MT(r) ((r)->mt)
+#define KPNI_OWN(r) ((r)->own)
+#define KPNI_OWN_CLEAR(r) ((r)->own = 0)
 #define KPNI_SLOW_READS(r) ((r)->slow_reads)
 /* A move may change the mark while the other end runs (runners.c,
  * "Moves"): read once per use, as the shared byte it is. */
@@ -970,6 +980,8 @@ void kpni_runners_walk_due(kpni_runner *r);
 #define KPNI_ONE_PART(net) ((net)->learnt != 0 && (net)->parts == 1)
 /* r has yet to take the processes such a placement homes on it */
 #define KPNI_PULL_DUE(r) (KPNI_ONE_PART((r)->net) && (r)->pulled != (r)->net->learnt)
+/* r has yet to take its part of the placement learnt last */
+#define KPNI_PULL_PENDING(r) ((r)->pulled != (r)->net->learnt)
 /* The trial is over for the run: a placement kept on more than one
  * part, or on the one part that is all the runners' CPUs allow (a net
  * whose runners share its first run, run later over one CPU), which two
@@ -1000,6 +1012,7 @@ void kpni_runners_window(kpni_runner *r);
 void kpni_sched_drain(kpni_runner *r);
 void kpni_sched_ready_front(kpni_runner *r, kpn_proc *p, kpn_proc *by);
 void kpni_runners_one_part(kpni_runner *r);
+void kpni_runners_pull_due(kpni_runner *r);
 void kpni_lock_spin(kpni_runner *r);
 
 /* The lock of runner 'r': its queue and the processes on it (runners.c,
@@ -1096,11 +1109,16 @@ static inline void kpni_runners_walk_due(kpni_runner *r) { (void)r; }
 #define KPNI_WALKS_DUE(r) 0
 #define KPNI_ONE_PART(net) 0
 #define KPNI_PULL_DUE(r) 0
+#define KPNI_PULL_PENDING(r) 0
 #define KPNI_WINDOW_DUE(r) 0
 static inline void kpni_runners_window(kpni_runner *r) { (void)r; }
 #define KPNI_DRAINING(r) 0
 static inline void kpni_sched_ready_front(kpni_runner *r, kpn_proc *p, kpn_proc *by) { (void)r; (void)p; (void)by; }
 static inline void kpni_runners_one_part(kpni_runner *r) { (void)r; }
+static inline void kpni_runners_pull_due(kpni_runner *r) { (void)r; }
+#define KPNI_OWN(r) ((void)(r), 0)
+#define KPNI_OWN_CLEAR(r) ((void)(r))
+static inline void kpni_own_park(kpni_runner *r) { (void)r; }
 static inline void kpni_lock(kpni_runner *r) { (void)r; }
 static inline void kpni_unlock(kpni_runner *r) { (void)r; }
 static inline kpni_runner *kpni_lock_proc(kpn_proc *p, kpni_runner *also) { (void)also; return p->runner; }
@@ -1491,7 +1509,64 @@ static inline int kpni_sched_ready_here(kpni_runner *r, kpn_proc *p, kpn_proc *b
     kpni_queue_push_back(r, p);
     return 1;
 }
+
+/* Whether a runner's thread may make the wakes of processes on it with
+ * no lock ('own'): where no process moves but by a wake from another
+ * runner, under KPN_POLICY_STATIC or a placement kept for the run on
+ * several parts (docs/runners.md, "Wakes with no lock"). */
+#define KPNI_OWN_OK(net)                                                                       \
+    ((net)->cfg.policy == KPN_POLICY_STATIC ||                                                 \
+     (KPNI_TRIAL_SETTLED(net) && (net)->parts >= 2 && (net)->pulled_parts >= (net)->parts))
+
+/* Several runners, r 'own', holding no lock: 'by', running on r,
+ * releases 'p', blocked on r on the channel between them.  Nobody but
+ * 'by' can release 'p' now (docs/runners.md, "Wakes with no lock"), and
+ * only r's thread touches r's own list. */
+static inline void kpni_sched_ready_own(kpni_runner *r, kpn_proc *p, kpn_proc *by)
+{
+    if (r->resolve && KPNI_LOAD(&by->watched))
+        KPNI_STORE(&p->watched, (unsigned char)1);
+    kpni_chan_woken(p->wait, (kpn_proc_state)p->state);
+    KPNI_PREFETCH_OUT_SHARED(p);
+    KPNI_STORE(&p->state, KPN_PROC_READY);
+    KPNI_STORE(&p->wait, (kpn_chan *)NULL);
+    p->next_ready = NULL;
+    p->prev_ready = r->own_tail;
+    if (r->own_tail != NULL)
+        r->own_tail->next_ready = p;
+    else
+        r->own_head = p;
+    r->own_tail = p;
+}
+
+/* Holding r's lock, on r's thread: r's own list to the back of its queue. */
+static inline void kpni_queue_take_own(kpni_runner *r)
+{
+    r->own_head->prev_ready = r->tail;
+    if (r->tail != NULL)
+        r->tail->next_ready = r->own_head;
+    else
+        r->head = r->own_head;
+    r->tail = r->own_tail;
+    r->own_head = r->own_tail = NULL;
+}
+
+/* A park with several runners, r's lock held: r's own list to its queue,
+ * and whether r is 'own' until it next parks or idles. */
+static inline void kpni_own_park(kpni_runner *r)
+{
+    if (r->own_head != NULL)
+        kpni_queue_take_own(r);
+    r->own = KPNI_OWN_OK(r->net);
+}
 #else
+static inline void kpni_sched_ready_own(kpni_runner *r, kpn_proc *p, kpn_proc *by)
+{
+    (void)r;
+    (void)p;
+    (void)by;
+}
+
 static inline int kpni_sched_ready_here(kpni_runner *r, kpn_proc *p, kpn_proc *by)
 {
     (void)r;

@@ -122,32 +122,69 @@ static int stays(const kpn_proc *self, const kpn_chan *c, const kpn_proc *next)
     return !KPNI_CROSS(c) || (!c->input && KPNI_LOAD(&next->runner) == self->runner);
 }
 
+/* The process 'p' waits for now, or NULL if it waits for none.  A walk
+ * may meet a process just as its runner's thread makes it ready with no
+ * lock (docs/runners.md, "Wakes with no lock"), which stores the state,
+ * then clears 'wait': each is read once here, and either ends the
+ * chain. */
+static kpn_proc *waits_for_now(const kpn_proc *p)
+{
+    unsigned s = KPNI_LOAD(&p->state);
+    const kpn_chan *c = KPNI_LOAD(&p->wait);
+
+    if (c == NULL || (s != KPN_PROC_BLOCKED_READ && s != KPN_PROC_BLOCKED_WRITE))
+        return NULL;
+    return s == KPN_PROC_BLOCKED_READ ? c->writer : c->reader;
+}
+
 /* The end of self's chain: the first process on it that is not blocked,
  * or 'self' (a cycle), or a dead one; NULL after more steps than there
- * are processes.  (An artificial cycle is resolved when it closes, or
- * left to the scan at rest by a run that stopped, and a read-only one
- * never moves again, so a walk can only circle where it met a cycle not
- * yet recorded or left by a stop: stop there; the scan at rest records
- * or resolves it.)  'left' non-NULL: follow only channels that do not
- * cross, and return NULL with *left set at the first that does
- * (kpni_resolve_block_local). */
-static kpn_proc *chain_end(kpn_proc *self, int *left)
+ * are processes, or if 'self' no longer waits.  (An artificial cycle is
+ * resolved when it closes, or left to the scan at rest by a run that
+ * stopped, and a read-only one never moves again, so a walk can only
+ * circle where it met a cycle not yet recorded or left by a stop: stop
+ * there; the scan at rest records or resolves it.)  'left' non-NULL:
+ * follow only channels that do not cross, and return NULL with *left set
+ * at the first that does (kpni_resolve_block_local).  '*before': the
+ * process before the end on the chain, which waits on it. */
+static kpn_proc *chain_end(kpn_proc *self, int *left, kpn_proc **before)
 {
-    kpn_proc *p = self;
+    kpn_proc *p = self, *prev = NULL;
     size_t steps = 0;
 
     do {
-        kpn_proc *next = kpni_proc_waits_for(p);
+        kpn_proc *next = waits_for_now(p);
 
+        if (next == NULL) /* woken as the walk came: the chain ends at p */
+            break;
         if (left != NULL && !stays(self, p->wait, next)) {
             *left = 1;
             return NULL;
         }
         if (++steps > self->net->nprocs)
             return NULL;
+        prev = p;
         p = next;
     } while (kpni_proc_blocked(p) && p != self && !p->dead);
+    if (p == self && prev == NULL)
+        return NULL;
+    *before = prev;
     return p;
+}
+
+/* A walk's chain ends at 'end', which 'before' waits on: mark it.  Where
+ * 'end' is on another runner than the walk's and that runner's thread
+ * makes its wakes with no lock, 'end' may be releasing 'before' at this
+ * moment, having read its own mark before this one came, so that
+ * 'before' would not inherit it: 'before' is marked too (a stale mark
+ * costs a walk, never a missed deadlock). */
+static void mark_end(const kpni_runner *walker, kpn_proc *end, kpn_proc *before)
+{
+    kpni_runner *r = KPNI_LOAD(&end->runner);
+
+    KPNI_STORE(&end->watched, (unsigned char)1);
+    if (before != NULL && KPNI_MT(walker) && r != walker && KPNI_OWN(r))
+        KPNI_STORE(&before->watched, (unsigned char)1);
 }
 
 /* Called by a process that has just marked itself blocked: on a write
@@ -156,15 +193,15 @@ static kpn_proc *chain_end(kpn_proc *self, int *left)
  * it).  Returns 1 if it may go on instead of parking. */
 int kpni_resolve_block(kpn_proc *self)
 {
-    kpn_proc *p;
+    kpn_proc *p, *before = NULL;
 
     self->runner->detections++; /* per runner: no line shared between threads */
     self->watched = 0;
-    p = chain_end(self, NULL);
+    p = chain_end(self, NULL, &before);
     if (p == self)
         return on_cycle(self, 0);
     if (p != NULL && !p->dead)
-        p->watched = 1; /* the chain ends at 'p' for now */
+        mark_end(self->runner, p, before); /* the chain ends at 'p' for now */
     /* A chain into a true deadlock never moves again; if it holds a
      * write-blocked process, kpni_resolve_quiet grows its channel once
      * nothing else can run. */
@@ -183,7 +220,8 @@ int kpni_resolve_block(kpn_proc *self)
 int kpni_resolve_block_local(kpn_proc *self)
 {
     int left = 0;
-    kpn_proc *p = chain_end(self, &left);
+    kpn_proc *before;
+    kpn_proc *p = chain_end(self, &left, &before);
 
     if (left)
         return KPNI_WALK_LEFT;
@@ -200,15 +238,19 @@ int kpni_resolve_block_local(kpn_proc *self)
  * runner's lock (runners.c, "Walks put off"). */
 void kpni_resolve_parked(kpni_runner *r, kpn_proc *p)
 {
-    kpn_proc *end;
+    kpn_proc *end, *before = NULL;
 
     r->detections++;
-    p->watched = 0;
-    end = chain_end(p, NULL);
+    end = chain_end(p, NULL, &before);
+    if (end == NULL)
+        return; /* too long, or 'p' woken meanwhile: it keeps its mark */
+    /* 'p' ends no chain while it waits; not before the walk has seen it
+     * wait: a wake with no lock may just have handed it a mark */
+    KPNI_STORE(&p->watched, (unsigned char)0);
     if (end == p)
         (void)on_cycle(p, 1);
-    else if (end != NULL && !end->dead)
-        end->watched = 1;
+    else if (!end->dead)
+        mark_end(r, end, before);
 }
 
 /* Record every true deadlock not yet recorded: each blocked process's
@@ -329,12 +371,12 @@ static void forget_pending(kpn_net *net)
 kpn_status kpni_resolve_pending(kpn_net *net)
 {
     kpn_chan *c = net->pending_chan;
-    kpn_proc *end;
+    kpn_proc *end, *before;
 
     if (c == NULL)
         return KPN_OK;
     if (c->writer->state != KPN_PROC_BLOCKED_WRITE || c->writer->wait != c ||
-        ((end = chain_end(c->writer, NULL)) != NULL && end != c->writer && !end->dead)) {
+        ((end = chain_end(c->writer, NULL, &before)) != NULL && end != c->writer && !end->dead)) {
         forget_pending(net);
         return KPN_OK;
     }

@@ -188,7 +188,7 @@ static int flips_running(const kpn_chan *c, const kpn_proc *p)
 /* Holding the lock of p's runner: whether p may move off it now.  Not
  * while it runs, nor where the runner has no room left to note the
  * channels the move starts crossing under a running partner. */
-static int may_move(const kpn_proc *p)
+static int may_follow(const kpn_proc *p)
 {
     const kpni_runner *v = p->runner;
     const kpn_chan *c;
@@ -203,6 +203,14 @@ static int may_move(const kpn_proc *p)
     for (c = p->ins; c != NULL; c = c->next_in)
         flips += (unsigned)flips_running(c, p);
     return flips <= KPNI_FLIPS;
+}
+
+/* The same for a move by anyone but the waker of a blocked 'p', the only
+ * process that may release it: not while p's runner is 'own', whose
+ * thread may be waking p, or taking p off its own list, with no lock. */
+static int may_move(const kpn_proc *p)
+{
+    return !p->runner->own && may_follow(p);
 }
 
 static void mark(kpn_chan *c, const kpn_proc *p, kpni_runner *to)
@@ -267,9 +275,14 @@ void kpni_runners_mark(kpn_net *net)
 
 #else /* the compact layout keeps no lists: every channel crosses */
 
-static int may_move(const kpn_proc *p)
+static int may_follow(const kpn_proc *p)
 {
     return p->runner->current != p;
+}
+
+static int may_move(const kpn_proc *p)
+{
+    return !p->runner->own && may_follow(p);
 }
 
 static void move(kpn_proc *p, kpni_runner *to)
@@ -353,7 +366,7 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
      * lock to take every lock, sched.c's walk) stays where it runs. */
     if (net->cfg.policy == KPN_POLICY_STATIC)
         t = &net->runners[p->home];
-    else if (kpni_wake_follows(net, why) && (p->runner == waker || may_move(p)) &&
+    else if (kpni_wake_follows(net, why) && (p->runner == waker || may_follow(p)) &&
              (net->learnt == 0 || &net->runners[p->home] == waker))
         t = waker;
     else
@@ -536,7 +549,11 @@ static void wake_missed(kpni_runner *r)
          * the net come to rest and the run end; woken now, p would be
          * left ready after it. */
         kpni_lock_all(r);
-        if (p->state == why && p->wait == c && !kpni_chan_must_block(c, (kpn_proc_state)why))
+        /* p may have moved: not one on a runner that is 'own', whose
+         * thread may be waking it with no lock (its partner's flush
+         * finds it) */
+        if (!KPNI_OWN(KPNI_LOAD(&p->runner)) && p->state == why && p->wait == c &&
+            !kpni_chan_must_block(c, (kpn_proc_state)why))
             kpni_sched_ready(r, p);
         kpni_unlock_all(r);
     }
@@ -670,6 +687,9 @@ void kpni_runners_walk_due(kpni_runner *r)
  * runner's messages double: the first counts still hold the net's
  * filling, later ones its steady state. */
 #define LEARN_MIN 16u
+/* blocks before a pull that found a process on a runner that was 'own'
+ * looks again (kpni_runners_pull_due) */
+#define OWNED_WAIT 64u
 /* Trading (kpni_learn_want): a runner that has stolen LEARN_TRADING_MIN
  * processes in the run, one for every LEARN_TRADING messages it has sent
  * or oftener, is held to a grain LEARN_STRETCH times as coarse. */
@@ -787,6 +807,7 @@ static void learn(kpni_runner *r)
 
     kpni_place_live(net);
     net->learnt++;
+    net->pulled_parts = 0; /* and no runner is 'own' once it next parks */
     net->learn_at = 2 * (r->messages - r->run_messages);
     r->placements++;
     kpni_runners_wake_all(net); /* each takes its share (pull_home) */
@@ -1101,14 +1122,19 @@ static void pull_home(kpni_runner *r)
 {
     kpn_net *net = r->net;
     kpn_proc *p;
-    int left = 0;
+    int left = 0, owned = 0;
 
     for (p = net->procs; p != NULL; p = p->next) {
         kpni_runner *v = p->runner;
-        unsigned state = p->state;
+        unsigned state;
 
         if (v == r || p->home != r->index)
             continue;
+        if (v->own) { /* taken at a later look, once v has parked */
+            owned = 1;
+            continue;
+        }
+        state = p->state;
         if (!may_move(p) || (state != KPN_PROC_READY && state != KPN_PROC_BLOCKED_READ &&
                              state != KPN_PROC_BLOCKED_WRITE)) {
             left |= state != KPN_PROC_EXITED;
@@ -1121,10 +1147,34 @@ static void pull_home(kpni_runner *r)
         }
         KPNI_STORE(&p->runner, r);
     }
-    if (!left || !KPNI_ONE_PART(net))
+    if (owned) {
+        r->pull_after = OWNED_WAIT;
+        return;
+    }
+    if (!left || !KPNI_ONE_PART(net)) {
         r->pulled = net->learnt;
-    else
+        net->pulled_parts += r->index < net->parts;
+    } else
         r->pull_after = blocks_per_walk(net);
+}
+
+/* Holding r's lock, in block_any, with a placement kept for the run on
+ * several parts that r has yet to take its part of: take it now rather
+ * than when it next runs out of work, which a busy runner may not do for
+ * a long while, and until every part's runner has, none goes 'own'
+ * (KPNI_OWN_OK).  A process still on a runner that is 'own' stays for a
+ * later block, OWNED_WAIT blocks on, by when that one has parked. */
+void kpni_runners_pull_due(kpni_runner *r)
+{
+    kpn_net *net = r->net;
+
+    if (!KPNI_TRIAL_SETTLED(net) || net->parts < 2 || r->index >= net->parts ||
+        (r->pull_after != 0 && --r->pull_after != 0))
+        return;
+    kpni_lock_up(r);
+    if (r->pulled != net->learnt)
+        pull_home(r);
+    kpni_lock_down(r);
 }
 
 /* Holding r's lock, in block_any, under a placement on one part: it
@@ -1430,6 +1480,7 @@ int kpni_runners_solo(kpni_runner *r)
     r->solo = 1;
     r->solos++;
     r->mt = 0;
+    r->own = 0;
     kpni_sched_drain(r);
     /* solo in a window on one part, every block looks (block_any) */
     r->slow_reads = one && net->trial == KPNI_TRIAL_HALF;

@@ -189,7 +189,8 @@ static int deliverable(const kpn_chan *c)
 {
     const kpn_proc *p = c->reader;
 
-    return c->input && p->state == KPN_PROC_BLOCKED_READ && p->wait == c &&
+    return c->input && KPNI_LOAD(&p->state) == KPN_PROC_BLOCKED_READ &&
+           KPNI_LOAD(&p->wait) == c &&
            (KPNI_SHARED_LOAD(&c->sent) != KPNI_RECEIVED(c) || KPNI_SHARED_LOAD(&c->closed));
 }
 
@@ -221,7 +222,8 @@ int kpni_input_awaited(const kpn_net *net)
 
     for (c = net->chans; c != NULL; c = c->next)
         if (c->input && !KPNI_SHARED_LOAD(&c->closed) &&
-            c->reader->state == KPN_PROC_BLOCKED_READ && c->reader->wait == c)
+            KPNI_LOAD(&c->reader->state) == KPN_PROC_BLOCKED_READ &&
+            KPNI_LOAD(&c->reader->wait) == c)
             return 1;
     return 0;
 }
@@ -339,6 +341,8 @@ static KPNI_NOINLINE void park_cold(kpn_proc *self, int mt)
  */
 static KPNI_INLINE void park(kpni_runner *r, kpn_proc *self, int mt)
 {
+    if (mt)
+        kpni_own_park(r);
     KPNI_MARK_PARKED(self);
 
     if (KPNI_UNLIKELY(!kpni_proc_guard_ok(self) ||
@@ -451,6 +455,8 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
             kpni_runners_one_part(r);
         else if (KPNI_UNLIKELY(KPNI_WINDOW_DUE(r)))
             kpni_runners_window(r); /* two parts tried again */
+        else if (KPNI_UNLIKELY(KPNI_PULL_PENDING(r)))
+            kpni_runners_pull_due(r);
         /* every other runner asleep since r last asked: perhaps go solo.
          * Then nothing else runs, but self found 'on' empty or full
          * before: its other end may have run on another runner since
@@ -577,6 +583,7 @@ void kpni_sched_exit(kpn_proc *self)
          * process's walk, which needs no look: block_any) */
         KPNI_FORGET_FLIPS(r);
         kpni_lock_down(r);
+        kpni_own_park(r); /* before an overrun's switch, below */
     }
     /* The whole band, not only the words nearest the stack that every
      * switch checks: its stack is never used again, so the check at the
@@ -613,6 +620,8 @@ void kpni_sched_loop(kpni_runner *r)
             kpni_runners_unsolo(r, 0);
             kpni_lock(r);
         }
+        /* none of r's processes runs: another runner may move them */
+        KPNI_OWN_CLEAR(r);
         if (KPNI_LOAD(&net->halt) != KPN_OK || kpni_runners_done(r))
             break;
         p = kpni_queue_pop_front(r);

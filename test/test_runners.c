@@ -2307,6 +2307,196 @@ void test_a_wake_on_the_wakers_own_runner_under_a_placement_joins_its_back(void)
     }
 }
 
+/* A wake with no lock (kpni_sched_ready_own), white-box: on a runner
+ * that is 'own', a process woken by the other end of its channel there
+ * is made ready, with the waker's watch and the channel's word for it
+ * cleared, onto the runner's own list: the queue, which other runners
+ * reach under the lock (held elsewhere here), is left alone until the
+ * runner's next park (kpni_own_park) joins the list to its back.  That
+ * park makes the runner 'own' under KPN_POLICY_STATIC (round 1), and
+ * not under work stealing with no placement in force (round 0). */
+void test_a_wake_with_no_lock_joins_the_queue_at_the_runners_next_park(void)
+{
+    kpn_proc *p, *s, *x;
+    kpn_chan *c;
+    kpni_runner *r0;
+    int round;
+
+    for (round = 0; round < 2; ++round) {
+        init(2, round ? KPN_POLICY_STATIC : KPN_POLICY_WS, KPN_WAKE_WAKER);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", idle, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &s, "s", idle, NULL, STACK));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, p, s, sizeof(int), 1));
+        r0 = &net->runners[0];
+        TEST_ASSERT_TRUE(p->runner == r0 && s->runner == r0 && r0->resolve);
+
+        /* x queued on runner 0; p waits to write to s there, which runs */
+        queues(r0, x, NULL);
+        p->state = KPN_PROC_BLOCKED_WRITE;
+        p->wait = c;
+        p->watched = 0;
+        s->watched = 1;
+        KPNI_WAITING(c, KPN_PROC_BLOCKED_WRITE) = 1;
+        r0->own = 1;
+        r0->lock = 1; /* as if another runner held it */
+
+        kpni_sched_ready_own(r0, p, s);
+        TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, p->state);
+        TEST_ASSERT_NULL(p->wait);
+        TEST_ASSERT_EQUAL_INT(1, p->watched);
+        TEST_ASSERT_EQUAL_size_t(0, KPNI_WAITING(c, KPN_PROC_BLOCKED_WRITE));
+        TEST_ASSERT_TRUE(r0->head == x && r0->tail == x); /* the queue as it was */
+        TEST_ASSERT_TRUE(r0->own_head == p && r0->own_tail == p && p->runner == r0);
+
+        /* the park, holding the lock */
+        kpni_own_park(r0);
+        TEST_ASSERT_TRUE(r0->head == x && x->next_ready == p && r0->tail == p);
+        TEST_ASSERT_TRUE(p->prev_ready == x && p->next_ready == NULL);
+        TEST_ASSERT_NULL(r0->own_head);
+        TEST_ASSERT_NULL(r0->own_tail);
+        TEST_ASSERT_EQUAL_INT(round, r0->own);
+        r0->own = 0;
+        r0->lock = 0;
+    }
+}
+
+/* While a runner is 'own', only its thread moves its processes: a thief
+ * takes none of its queue, and a runner that pulls its part of a
+ * placement leaves them for a later block, counting its part not taken
+ * until it has, so that no runner is 'own' (KPNI_OWN_OK) before every
+ * part's runner has taken its part.  A reader woken from another
+ * runner still follows its waker there: nothing but that waker can
+ * release it.  White-box, stepped by hand. */
+void test_no_runner_moves_a_process_off_a_runner_that_is_own_but_its_waker(void)
+{
+    kpn_proc *p, *q, *x, *y;
+    kpni_runner *r0, *r1;
+
+    init(2, KPN_POLICY_WS, KPN_WAKE_WAKER);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &q, "q", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &y, "y", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
+    r0 = &net->runners[0];
+    r1 = &net->runners[1];
+
+    /* steals */
+    queues(r0, x, y);
+    r0->own = 1;
+    TEST_ASSERT_NULL(kpni_runners_steal(r1));
+    TEST_ASSERT_TRUE(x->runner == r0 && y->runner == r0 && r0->tail == y);
+    r0->own = 0;
+    TEST_ASSERT_TRUE(kpni_runners_steal(r1) == y);
+    TEST_ASSERT_TRUE(y->runner == r1);
+    y->state = KPN_PROC_BLOCKED_READ; /* taken, not queued: say it ran and blocked */
+
+    /* a reader's wake from the other runner */
+    queues(r0, NULL, NULL);
+    p->runner = r0;
+    p->state = KPN_PROC_BLOCKED_READ;
+    p->wait = (kpn_chan *)(void *)q; /* any non-NULL: cleared by the wake */
+    r0->own = 1;
+    kpni_sched_ready_mt(r1, p);
+    TEST_ASSERT_TRUE(p->runner == r1 && r1->head == p && r0->head == NULL);
+
+    /* pulls: a placement kept for the run on two parts, which homes p on
+     * runner 1 and x on runner 0, where both are now */
+    queues(r0, NULL, NULL);
+    p->runner = r0;
+    x->runner = r0;
+    p->home = q->home = y->home = 1;
+    x->home = 0;
+    net->learnt = 1;
+    net->parts = net->parts_first = 2;
+    net->trial = KPNI_TRIAL_KEPT;
+    net->pulled_parts = 0;
+    r0->pulled = r1->pulled = 0;
+    r1->pull_after = 0;
+    TEST_ASSERT_TRUE(KPNI_PULL_PENDING(r1));
+    as_block_any(r1, kpni_runners_pull_due);
+    TEST_ASSERT_TRUE(p->runner == r0);
+    TEST_ASSERT_TRUE(KPNI_PULL_PENDING(r1));
+    TEST_ASSERT_EQUAL_UINT(0, net->pulled_parts);
+    TEST_ASSERT_NOT_EQUAL(0, r1->pull_after); /* a later block looks again */
+    r0->own = 0; /* runner 0 has parked since, with no part taken */
+    TEST_ASSERT_FALSE(KPNI_OWN_OK(net));
+    r1->pull_after = 1;
+    as_block_any(r1, kpni_runners_pull_due);
+    TEST_ASSERT_TRUE(p->runner == r1);
+    TEST_ASSERT_FALSE(KPNI_PULL_PENDING(r1));
+    TEST_ASSERT_EQUAL_UINT(1, net->pulled_parts);
+    TEST_ASSERT_FALSE(KPNI_OWN_OK(net));
+    as_block_any(r0, kpni_runners_pull_due);
+    TEST_ASSERT_EQUAL_UINT(2, net->pulled_parts);
+    TEST_ASSERT_TRUE(KPNI_OWN_OK(net));
+    net->learnt = 0;
+    net->trial = KPNI_TRIAL_NONE;
+}
+
+/* The resolver's walk made for a process that parked (white-box, under
+ * KPN_POLICY_STATIC on two runners): a's chain runs a -> b -> c, where
+ * c runs on the other runner.  If that runner is 'own', c may be waking
+ * b at this moment with no lock, having read its mark before the walk
+ * set it, so b is marked too; else only c.  A process whose wake with
+ * no lock the walk meets half-way (its state read before the wake
+ * stores it, its 'wait' after the wake clears it) ends the chain there;
+ * and a walk for a process already woken so keeps its mark. */
+void test_a_walk_across_runners_allows_for_wakes_with_no_lock(void)
+{
+    kpn_proc *a, *b, *c;
+    kpn_chan *ab, *cb;
+    kpni_runner *r0, *r1;
+    int round;
+
+    for (round = 0; round < 3; ++round) {
+        init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+        a = spawn_on("a", idle, NULL, 1);
+        b = spawn_on("b", idle, NULL, 0);
+        c = spawn_on("c", idle, NULL, 0);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &ab, a, b, sizeof(int), 1));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &cb, c, b, sizeof(int), 1));
+        r0 = &net->runners[0];
+        r1 = &net->runners[1];
+        queues(r0, NULL, NULL);
+        a->runner = r1;
+        b->runner = c->runner = r0;
+        a->state = KPN_PROC_BLOCKED_WRITE;
+        a->wait = ab;
+        b->state = KPN_PROC_BLOCKED_READ;
+        b->wait = cb;
+        c->state = KPN_PROC_RUNNING;
+        r0->current = c;
+        a->watched = 1;
+        b->watched = c->watched = 0;
+        r0->own = round != 1;
+        if (round == 2)
+            b->wait = NULL; /* met half-way through its wake */
+
+        kpni_lock_all(r1);
+        kpni_resolve_parked(r1, a);
+        kpni_unlock_all(r1);
+        TEST_ASSERT_EQUAL_INT(round == 2, a->watched); /* 'before' b, on a runner that is 'own' */
+        TEST_ASSERT_EQUAL_INT(round != 1, b->watched);
+        TEST_ASSERT_EQUAL_INT(round != 2, c->watched);
+        TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_WRITE, a->state);
+        TEST_ASSERT_EQUAL_UINT(0, net->resolutions);
+
+        /* a itself woken so: its walk changes nothing */
+        a->wait = NULL;
+        a->watched = 1;
+        b->watched = c->watched = 0;
+        kpni_lock_all(r1);
+        kpni_resolve_parked(r1, a);
+        kpni_unlock_all(r1);
+        TEST_ASSERT_EQUAL_INT(1, a->watched);
+        TEST_ASSERT_EQUAL_INT(0, b->watched);
+        TEST_ASSERT_EQUAL_INT(0, c->watched);
+        r0->own = 0;
+        r0->current = NULL;
+    }
+}
+
 /* ------------------------------------------------------------ CPUs */
 
 /* RND-B sending 'rounds' messages on each of the source's outputs
