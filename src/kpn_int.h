@@ -378,8 +378,10 @@ size_t kpni_pool_tail(const kpni_pool *pool, const void *at);
  * the runner's own thread, resumed when it has no process to run.
  *
  * With several runners ('mt'), every change to a process's state or to a
- * run queue happens under the lock of the process's runner, and the
- * resolver's walks under every runner's (runners.c, docs/runners.md).
+ * run queue happens under the lock of the process's runner, but for a
+ * wake that a runner that is 'own' makes on itself (kpni_sched_ready_own),
+ * and the resolver's walks under every runner's (runners.c,
+ * docs/runners.md).
  * The lock is held across a context switch and released by the context
  * that resumes, so no process can be resumed before its registers are
  * saved.
@@ -1145,16 +1147,21 @@ static inline unsigned kpni_runners_placed(const kpn_net *net) { (void)net; retu
  * hot path (kpni_sched_ready) leaves 'prev_ready' alone and it lives off
  * the struct's first line; nor is the head's 'prev_ready' ever read, so
  * popping leaves it too. */
+static inline void kpni_list_push_back(kpn_proc **head, kpn_proc **tail, kpn_proc *p)
+{
+    p->next_ready = NULL;
+    p->prev_ready = *tail;
+    if (*tail != NULL)
+        (*tail)->next_ready = p;
+    else
+        *head = p;
+    *tail = p;
+}
+
 static inline void kpni_queue_push_back(kpni_runner *r, kpn_proc *p)
 {
     KPNI_STORE(&p->runner, r);
-    p->next_ready = NULL;
-    p->prev_ready = r->tail;
-    if (r->tail != NULL)
-        r->tail->next_ready = p;
-    else
-        r->head = p;
-    r->tail = p;
+    kpni_list_push_back(&r->head, &r->tail, p);
 }
 
 static inline void kpni_queue_push_front(kpni_runner *r, kpn_proc *p)
@@ -1530,13 +1537,7 @@ static inline void kpni_sched_ready_own(kpni_runner *r, kpn_proc *p, kpn_proc *b
     KPNI_PREFETCH_OUT_SHARED(p);
     KPNI_STORE(&p->state, KPN_PROC_READY);
     KPNI_STORE(&p->wait, (kpn_chan *)NULL);
-    p->next_ready = NULL;
-    p->prev_ready = r->own_tail;
-    if (r->own_tail != NULL)
-        r->own_tail->next_ready = p;
-    else
-        r->own_head = p;
-    r->own_tail = p;
+    kpni_list_push_back(&r->own_head, &r->own_tail, p);
 }
 
 /* Holding r's lock, on r's thread: r's own list to the back of its queue. */

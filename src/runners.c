@@ -35,6 +35,10 @@ static void cpu_relax(void)
  * so a runner whose lock is held keeps every process that names it
  * (kpni_lock_proc).  A lock taken with no one in the way is one
  * exchange, inline where it is taken (kpn_int.h); the spin is here.
+ * Under a settled placement a runner makes the wakes on it with no lock
+ * at all, and nobody else moves its processes meanwhile ('own':
+ * kpn_int.h, kpni_sched_ready_own; docs/runners.md, "Wakes with no
+ * lock").
  */
 
 /* A test-and-test-and-set lock that yields the CPU when it spins long:

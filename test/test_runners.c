@@ -2248,6 +2248,32 @@ void test_a_woken_reader_joins_the_wakers_runner_and_a_woken_writer_stays(void)
     }
 }
 
+/* A fresh net of two runners under 'policy': x queued on runner 0, and p
+ * waiting there to write to s, which runs there and is marked, on the
+ * channel returned, whose word says p waits. */
+static kpn_chan *writer_waits(kpn_policy policy, kpn_proc **p, kpn_proc **s, kpn_proc **x)
+{
+    kpn_proc *y;
+    kpn_chan *c;
+    kpni_runner *r0;
+
+    init(2, policy, KPN_WAKE_WAKER);
+    r0 = &net->runners[0];
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, p, "p", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &y, "y", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, s, "s", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, x, "x", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, *p, *s, sizeof(int), 1));
+    TEST_ASSERT_TRUE((*p)->runner == r0 && (*s)->runner == r0 && (*p)->home == 0 && r0->resolve);
+    queues(r0, *x, NULL);
+    (*p)->state = KPN_PROC_BLOCKED_WRITE;
+    (*p)->wait = c;
+    (*p)->watched = 0;
+    (*s)->watched = 1;
+    KPNI_WAITING(c, KPN_PROC_BLOCKED_WRITE) = 1;
+    return c;
+}
+
 /* The short wake (kpni_sched_ready_here), white-box: under a placement,
  * learnt (round 1) or given by KPN_POLICY_STATIC with the process homed
  * where it waits (round 2), a process woken by the other end of its
@@ -2258,28 +2284,14 @@ void test_a_woken_reader_joins_the_wakers_runner_and_a_woken_writer_stays(void)
  * 3), it changes nothing and leaves the choice to kpni_sched_ready_mt. */
 void test_a_wake_on_the_wakers_own_runner_under_a_placement_joins_its_back(void)
 {
-    kpn_proc *p, *y, *s, *x;
+    kpn_proc *p, *s, *x;
     kpn_chan *c;
     kpni_runner *r0;
     int round, done;
 
     for (round = 0; round < 4; ++round) {
-        init(2, round >= 2 ? KPN_POLICY_STATIC : KPN_POLICY_WS, KPN_WAKE_WAKER);
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &y, "y", idle, NULL, STACK));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &s, "s", idle, NULL, STACK));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", idle, NULL, STACK));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, p, s, sizeof(int), 1));
+        c = writer_waits(round >= 2 ? KPN_POLICY_STATIC : KPN_POLICY_WS, &p, &s, &x);
         r0 = &net->runners[0];
-        TEST_ASSERT_TRUE(p->runner == r0 && s->runner == r0 && p->home == 0 && r0->resolve);
-
-        /* x queued on runner 0; p waits to write to s there, which runs */
-        queues(r0, x, NULL);
-        p->state = KPN_PROC_BLOCKED_WRITE;
-        p->wait = c;
-        p->watched = 0;
-        s->watched = 1;
-        KPNI_WAITING(c, KPN_PROC_BLOCKED_WRITE) = 1;
         net->learnt = round == 1;
         if (round == 3)
             p->home = 1; /* pinned to runner 1, not yet moved there */
@@ -2323,21 +2335,8 @@ void test_a_wake_with_no_lock_joins_the_queue_at_the_runners_next_park(void)
     int round;
 
     for (round = 0; round < 2; ++round) {
-        init(2, round ? KPN_POLICY_STATIC : KPN_POLICY_WS, KPN_WAKE_WAKER);
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", idle, NULL, STACK));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &s, "s", idle, NULL, STACK));
-        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, p, s, sizeof(int), 1));
+        c = writer_waits(round ? KPN_POLICY_STATIC : KPN_POLICY_WS, &p, &s, &x);
         r0 = &net->runners[0];
-        TEST_ASSERT_TRUE(p->runner == r0 && s->runner == r0 && r0->resolve);
-
-        /* x queued on runner 0; p waits to write to s there, which runs */
-        queues(r0, x, NULL);
-        p->state = KPN_PROC_BLOCKED_WRITE;
-        p->wait = c;
-        p->watched = 0;
-        s->watched = 1;
-        KPNI_WAITING(c, KPN_PROC_BLOCKED_WRITE) = 1;
         r0->own = 1;
         r0->lock = 1; /* as if another runner held it */
 
@@ -2370,12 +2369,11 @@ void test_a_wake_with_no_lock_joins_the_queue_at_the_runners_next_park(void)
  * release it.  White-box, stepped by hand. */
 void test_no_runner_moves_a_process_off_a_runner_that_is_own_but_its_waker(void)
 {
-    kpn_proc *p, *q, *x, *y;
+    kpn_proc *p, *x, *y;
     kpni_runner *r0, *r1;
 
     init(2, KPN_POLICY_WS, KPN_WAKE_WAKER);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", idle, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &q, "q", idle, NULL, STACK));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &y, "y", idle, NULL, STACK));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
     r0 = &net->runners[0];
@@ -2395,7 +2393,7 @@ void test_no_runner_moves_a_process_off_a_runner_that_is_own_but_its_waker(void)
     queues(r0, NULL, NULL);
     p->runner = r0;
     p->state = KPN_PROC_BLOCKED_READ;
-    p->wait = (kpn_chan *)(void *)q; /* any non-NULL: cleared by the wake */
+    p->wait = (kpn_chan *)(void *)x; /* any non-NULL: cleared by the wake */
     r0->own = 1;
     kpni_sched_ready_mt(r1, p);
     TEST_ASSERT_TRUE(p->runner == r1 && r1->head == p && r0->head == NULL);
@@ -2405,7 +2403,7 @@ void test_no_runner_moves_a_process_off_a_runner_that_is_own_but_its_waker(void)
     queues(r0, NULL, NULL);
     p->runner = r0;
     x->runner = r0;
-    p->home = q->home = y->home = 1;
+    p->home = y->home = 1;
     x->home = 0;
     net->learnt = 1;
     net->parts = net->parts_first = 2;
