@@ -122,18 +122,19 @@ static int stays(const kpn_proc *self, const kpn_chan *c, const kpn_proc *next)
     return !KPNI_CROSS(c) || (!c->input && KPNI_LOAD(&next->runner) == self->runner);
 }
 
-/* The process 'p' waits for now, or NULL if it waits for none.  A walk
- * may meet a process just as its runner's thread makes it ready with no
- * lock (docs/runners.md, "Wakes with no lock"), which stores the state,
- * then clears 'wait': each is read once here, and either ends the
- * chain. */
-static kpn_proc *waits_for_now(const kpn_proc *p)
+/* The process 'p' waits for now, on '*on', or NULL if it waits for
+ * none.  A walk may meet a process just as its runner's thread makes it
+ * ready with no lock (docs/runners.md, "Wakes with no lock"), which
+ * stores the state, then clears 'wait': each is read once here, and
+ * either ends the chain. */
+static kpn_proc *waits_for_now(const kpn_proc *p, const kpn_chan **on)
 {
     unsigned s = KPNI_LOAD(&p->state);
     const kpn_chan *c = KPNI_LOAD(&p->wait);
 
     if (c == NULL || (s != KPN_PROC_BLOCKED_READ && s != KPN_PROC_BLOCKED_WRITE))
         return NULL;
+    *on = c;
     return s == KPN_PROC_BLOCKED_READ ? c->writer : c->reader;
 }
 
@@ -153,11 +154,12 @@ static kpn_proc *chain_end(kpn_proc *self, int *left, kpn_proc **before)
     size_t steps = 0;
 
     do {
-        kpn_proc *next = waits_for_now(p);
+        const kpn_chan *on;
+        kpn_proc *next = waits_for_now(p, &on);
 
         if (next == NULL) /* woken as the walk came: the chain ends at p */
             break;
-        if (left != NULL && !stays(self, p->wait, next)) {
+        if (left != NULL && !stays(self, on, next)) {
             *left = 1;
             return NULL;
         }

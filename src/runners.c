@@ -189,8 +189,9 @@ static int flips_running(const kpn_chan *c, const kpn_proc *p)
     return q != NULL && q != p && !KPNI_LOAD(&c->cross) && q == p->runner->current;
 }
 
-/* Holding the lock of p's runner: whether p may move off it now.  Not
- * while it runs, nor where the runner has no room left to note the
+/* Holding the lock of p's runner: whether p may move off it now, as the
+ * process that wakes it moves it to its own runner (kpni_sched_ready_mt).
+ * Not while it runs, nor where the runner has no room left to note the
  * channels the move starts crossing under a running partner. */
 static int may_follow(const kpn_proc *p)
 {
@@ -209,9 +210,10 @@ static int may_follow(const kpn_proc *p)
     return flips <= KPNI_FLIPS;
 }
 
-/* The same for a move by anyone but the waker of a blocked 'p', the only
- * process that may release it: not while p's runner is 'own', whose
- * thread may be waking p, or taking p off its own list, with no lock. */
+/* The same for any other move (a steal, a pull): not while p's runner
+ * is 'own', whose thread may be waking p with no lock, or have p on its
+ * own list, which no other thread touches.  A waker may move p all the
+ * same: nothing else can release p, so that thread leaves it alone. */
 static int may_move(const kpn_proc *p)
 {
     return !p->runner->own && may_follow(p);
