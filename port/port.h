@@ -111,6 +111,14 @@ uint64_t kpn_port_clock_ns(void);
  * says: a placement learnt in it (runners.c) uses no more runners. */
 unsigned kpn_port_cpus(void);
 
+/* Make every other running thread of this process pass a full memory
+ * barrier before this returns (Linux: membarrier, private expedited).
+ * Returns 0, or nonzero where the port cannot; asked once as a run with
+ * several runners starts, and then only by a runner that has waited long
+ * for another runner's lock (runners.c, "Biased locks").  Where it
+ * returns nonzero every runner takes its lock with an exchange. */
+int kpn_port_fence_threads(void);
+
 /* ------------------------------------------------------------------ */
 /* Idling: only for a net with input channels (kpn_connect_input).  When
  * a process waits on an open input and nothing else can run, kpn_run

@@ -269,14 +269,18 @@ int kpni_chan_must_block(const kpn_chan *c, kpn_proc_state why)
 static KPNI_NOINLINE kpn_status wake_mt(kpn_proc *self, kpn_proc *other, kpn_chan *c,
                                         kpn_proc_state why)
 {
-    kpni_runner *also = kpni_wake_follows(self->net, why) ? self->runner : NULL;
-    kpni_runner *r = kpni_lock_proc(other, also);
+    kpni_runner *here = self->runner, *also, *r;
+
+    if (kpni_inbox_try(self, other, c, why))
+        return KPN_OK;
+    also = kpni_wake_follows(self->net, why) ? here : NULL;
+    r = kpni_lock_proc(other, here, also);
 
     /* loads: 'other' may be on a runner whose thread wakes it with no
      * lock (from another channel: kpni_sched_ready_own) */
     if (KPNI_LOAD(&other->state) == why && KPNI_LOAD(&other->wait) == c)
         kpni_sched_ready(self->runner, other);
-    kpni_unlock_proc(r, also);
+    kpni_unlock_proc(r, here, also);
     return KPN_OK;
 }
 
@@ -298,7 +302,7 @@ static KPNI_NOINLINE kpn_status wake_near(kpn_proc *self, kpn_proc *other, kpn_c
     if (KPNI_LOAD(&other->runner) == here) {
         kpni_lock(here);
         if (KPNI_LOAD(&other->runner) == here) { /* not moved meanwhile */
-            if (other->state == why && other->wait == c &&
+            if (KPNI_LOAD(&other->state) == why && KPNI_LOAD(&other->wait) == c &&
                 !kpni_sched_ready_here(here, other, self))
                 kpni_sched_ready(here, other);
             kpni_unlock(here);
@@ -313,7 +317,10 @@ static KPNI_NOINLINE kpn_status wake_near(kpn_proc *self, kpn_proc *other, kpn_c
  * wake it (wake_mt looks again under the lock). */
 static kpn_status look_cross(kpn_proc *self, kpn_proc *other, kpn_chan *c, kpn_proc_state why)
 {
-    if (KPNI_LOAD(&other->state) != why || KPNI_LOAD(&other->wait) != c)
+    kpn_chan *w = KPNI_LOAD(&other->wait);
+
+    /* KPNI_MOVING: a runner takes 'other' over, and the wake waits */
+    if (KPNI_LOAD(&other->state) != why || (w != c && w != KPNI_MOVING))
         return KPN_OK;
     return wake_mt(self, other, c, why);
 }

@@ -446,6 +446,10 @@ typedef struct kpni_runner {
      * join the back of the queue at its next park. */
     int own;
     kpn_proc *own_head, *own_tail;
+    /* 'bias': while r is own, its thread takes its lock at a block with
+     * a plain store to 'inside' (runners.c, "Biased locks"); only that
+     * thread writes either */
+    int bias, inside;
 #endif
     uint64_t switches, messages, drops, steals, steal_attempts, sleeps;
     uint64_t placements;       /* placements it learnt (runners.c, cfg.learn) */
@@ -456,6 +460,7 @@ typedef struct kpni_runner {
     kpn_port_thread *thread;
     unsigned char *stack;
     int lock;                  /* its queue and the processes on it */
+    unsigned revoke;           /* other threads taking the lock now */
     /* The last processes that parked here on a crossing channel: an idle
      * runner looks whether their wake-up was missed (runners.c). */
     kpn_proc *parked_cross[KPNI_PARKED_CROSS];
@@ -509,6 +514,13 @@ typedef struct kpni_runner {
 #endif
 #ifdef KPNI_TSAN
     void *fiber;
+#endif
+#if KPN_THREADS
+    /* Processes other runners woke with no lock, a stack that only this
+     * runner's thread empties into its queue (runners.c, "Wakes from
+     * other runners"), on a line of its own: other runners write it. */
+    unsigned char pad_in[64];
+    kpn_proc *inbox;
 #endif
 #if KPNI_UNIX
     /* a line's distance between one runner's fields and the next one's:
@@ -605,6 +617,9 @@ struct kpn_net {
      * at anything (runners.c); and how many times one went dormant */
     int solo;
     unsigned dormancies;
+    /* the port can fence every thread (kpn_port_fence_threads): a
+     * runner may take its lock with plain stores (runners.c) */
+    int fence_ok;
 #endif
     kpn_proc *procs, *procs_tail;  /* spawn order, through kpn_proc.next */
     kpn_chan *chans;               /* through kpn_chan.next */
@@ -935,7 +950,7 @@ enum { KPNI_WRITES, KPNI_READS };
 #if KPN_THREADS
 #define KPNI_MT(r) ((r)->mt)
 #define KPNI_OWN(r) ((r)->own)
-#define KPNI_OWN_CLEAR(r) ((r)->own = 0)
+#define KPNI_OWN_CLEAR(r) kpni_own_set((r), 0)
 #define KPNI_SLOW_READS(r) ((r)->slow_reads)
 /* A move may change the mark while the other end runs (runners.c,
  * "Moves"): read once per use, as the shared byte it is. */
@@ -1028,37 +1043,67 @@ static inline void kpni_lock(kpni_runner *r)
         kpni_lock_spin(r);
 }
 
+/* r's own thread: r's lock, taken either way (kpni_lock_block). */
 static inline void kpni_unlock(kpni_runner *r)
+{
+    __atomic_store_n(&r->inside, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&r->lock, 0, __ATOMIC_RELEASE);
+    KPNI_FUZZ_YIELD();
+}
+
+/* Another thread: r's lock, taken with kpni_lock_other. */
+static inline void kpni_unlock_other(kpni_runner *r)
 {
     __atomic_store_n(&r->lock, 0, __ATOMIC_RELEASE);
     KPNI_FUZZ_YIELD();
 }
 
-static inline void kpni_unlock_proc(kpni_runner *r, kpni_runner *also)
+static inline void kpni_unlock_by(kpni_runner *me, kpni_runner *r)
 {
-    kpni_unlock(r);
+    if (r == me)
+        kpni_unlock(r);
+    else
+        kpni_unlock_other(r);
+}
+
+/* What kpni_lock_proc took. */
+static inline void kpni_unlock_proc(kpni_runner *r, kpni_runner *me, kpni_runner *also)
+{
+    kpni_unlock_by(me, r);
     if (also != NULL && also != r)
-        kpni_unlock(also);
+        kpni_unlock_by(me, also);
+}
+
+void kpni_lock_other(kpni_runner *me, kpni_runner *r);
+
+/* The lock of 'r' taken by the thread of runner 'me': its own, or
+ * another's (runners.c, "Biased locks"). */
+static inline void kpni_lock_by(kpni_runner *me, kpni_runner *r)
+{
+    if (r == me)
+        kpni_lock(r);
+    else
+        kpni_lock_other(me, r);
 }
 
 /* The lock of the runner 'p' is on, and of 'also' if that is another
- * one (NULL: none), holding none; returns p's runner.  'p' may move
- * until its runner's lock is held, so look again once it is; two locks
- * are taken in index order. */
-static inline kpni_runner *kpni_lock_proc(kpn_proc *p, kpni_runner *also)
+ * one (NULL: none), holding none, by the thread of runner 'me'; returns
+ * p's runner.  'p' may move until its runner's lock is held, so look
+ * again once it is; two locks are taken in index order. */
+static inline kpni_runner *kpni_lock_proc(kpn_proc *p, kpni_runner *me, kpni_runner *also)
 {
     for (;;) {
         kpni_runner *r = KPNI_LOAD(&p->runner);
 
         if (also == NULL || also == r) {
-            kpni_lock(r);
+            kpni_lock_by(me, r);
         } else {
-            kpni_lock(also->index < r->index ? also : r);
-            kpni_lock(also->index < r->index ? r : also);
+            kpni_lock_by(me, also->index < r->index ? also : r);
+            kpni_lock_by(me, also->index < r->index ? r : also);
         }
         if (KPNI_LOAD(&p->runner) == r)
             return r;
-        kpni_unlock_proc(r, also);
+        kpni_unlock_proc(r, me, also);
     }
 }
 void kpni_lock_all(kpni_runner *r);
@@ -1078,6 +1123,10 @@ uint64_t kpni_learn_want(uint64_t ns, unsigned grain_ns, uint64_t sent, uint64_t
 int kpni_runners_done(const kpni_runner *r);
 void kpni_runners_finish(kpni_runner *r);
 void kpni_runners_wake_all(kpn_net *net);
+void kpni_inbox_wake(kpn_proc *by, kpn_proc *p, kpn_chan *c, kpn_proc_state why);
+void kpni_bias(kpni_runner *r);
+void kpni_unbias(kpni_runner *r);
+void kpni_inbox_take(kpni_runner *r);
 void kpni_runners_mark(kpn_net *net);
 void kpni_runners_look_flipped(kpni_runner *r, kpn_proc *self);
 void kpni_place_live(kpn_net *net);
@@ -1121,10 +1170,37 @@ static inline void kpni_runners_pull_due(kpni_runner *r) { (void)r; }
 #define KPNI_OWN(r) ((void)(r), 0)
 #define KPNI_OWN_CLEAR(r) ((void)(r))
 static inline void kpni_own_park(kpni_runner *r) { (void)r; }
+static inline void kpni_unbias(kpni_runner *r) { (void)r; }
+static inline void kpni_lock_block(kpni_runner *r) { (void)r; }
+static inline int kpni_inbox_try(kpn_proc *self, kpn_proc *other, kpn_chan *c, kpn_proc_state why)
+{
+    (void)self;
+    (void)other;
+    (void)c;
+    (void)why;
+    return 0;
+}
+static inline void kpni_inbox_drain(kpni_runner *r) { (void)r; }
+static inline int kpni_unclaim(kpn_proc *self, kpn_chan *on)
+{
+    (void)on;
+    KPNI_STORE(&self->wait, (kpn_chan *)NULL);
+    return 1;
+}
 static inline void kpni_lock(kpni_runner *r) { (void)r; }
 static inline void kpni_unlock(kpni_runner *r) { (void)r; }
-static inline kpni_runner *kpni_lock_proc(kpn_proc *p, kpni_runner *also) { (void)also; return p->runner; }
-static inline void kpni_unlock_proc(kpni_runner *r, kpni_runner *also) { (void)r; (void)also; }
+static inline kpni_runner *kpni_lock_proc(kpn_proc *p, kpni_runner *me, kpni_runner *also)
+{
+    (void)me;
+    (void)also;
+    return p->runner;
+}
+static inline void kpni_unlock_proc(kpni_runner *r, kpni_runner *me, kpni_runner *also)
+{
+    (void)r;
+    (void)me;
+    (void)also;
+}
 static inline void kpni_lock_all(kpni_runner *r) { (void)r; }
 static inline void kpni_lock_up(kpni_runner *r) { (void)r; }
 static inline int kpni_lock_up_try(kpni_runner *r) { (void)r; return 1; }
@@ -1218,6 +1294,25 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
 #define KPNI_MARK_PARKED(p) ((void)(p))
 #endif
 #define KPNI_PARKED_AT(p) ((uintptr_t)(p)->next_ready) /* an integer: it may be NULL */
+
+/* A blocked process's 'wait' once a runner woke it through another's
+ * inbox, until that runner queues it (runners.c, "Wakes from other
+ * runners"): no channel, never followed.  KPNI_CLAIMED_MARK hands it
+ * the mark of the process that released it, which the runner that
+ * queues it sets: the process may be blocking still, and only its own
+ * runner's thread writes its mark then. */
+#if KPN_THREADS
+extern const int kpni_claimed_words[3];
+#define KPNI_CLAIMED ((kpn_chan *)(void *)&kpni_claimed_words[0])
+#define KPNI_CLAIMED_MARK ((kpn_chan *)(void *)&kpni_claimed_words[1])
+/* 'wait' while a runner takes a blocked process over (runners.c,
+ * pull_home), under every lock: a claim waits for its channel back */
+#define KPNI_MOVING ((kpn_chan *)(void *)&kpni_claimed_words[2])
+#define KPNI_IS_CLAIMED(c) ((c) == KPNI_CLAIMED || (c) == KPNI_CLAIMED_MARK)
+#else
+#define KPNI_IS_CLAIMED(c) ((void)(c), 0)
+#define KPNI_MOVING ((kpn_chan *)NULL)
+#endif
 
 /* The port's context of process 'p', which kpn_spawn puts right below
  * the struct; 'r' is any runner of its net. */
@@ -1509,7 +1604,7 @@ static inline int kpni_sched_ready_here(kpni_runner *r, kpn_proc *p, kpn_proc *b
     if (r->net->cfg.policy == KPN_POLICY_STATIC ? p->home != r->index : r->net->learnt == 0)
         return 0;
     kpni_wake_rule_as(r, p, by, KPNI_MT(r));
-    kpni_chan_woken(p->wait, (kpn_proc_state)p->state);
+    kpni_chan_woken(KPNI_LOAD(&p->wait), (kpn_proc_state)KPNI_LOAD(&p->state));
     KPNI_PREFETCH_OUT_SHARED(p);
     KPNI_STORE(&p->state, KPN_PROC_READY);
     KPNI_STORE(&p->wait, (kpn_chan *)NULL);
@@ -1533,7 +1628,7 @@ static inline void kpni_sched_ready_own(kpni_runner *r, kpn_proc *p, kpn_proc *b
 {
     if (r->resolve && KPNI_LOAD(&by->watched))
         KPNI_STORE(&p->watched, (unsigned char)1);
-    kpni_chan_woken(p->wait, (kpn_proc_state)p->state);
+    kpni_chan_woken(KPNI_LOAD(&p->wait), (kpn_proc_state)KPNI_LOAD(&p->state));
     KPNI_PREFETCH_OUT_SHARED(p);
     KPNI_STORE(&p->state, KPN_PROC_READY);
     KPNI_STORE(&p->wait, (kpn_chan *)NULL);
@@ -1552,13 +1647,84 @@ static inline void kpni_queue_take_own(kpni_runner *r)
     r->own_head = r->own_tail = NULL;
 }
 
-/* A park with several runners, r's lock held: r's own list to its queue,
- * and whether r is 'own' until it next parks or idles. */
+/* r's thread, r's lock held: whether r is 'own'; other runners read it
+ * to choose how they wake r's processes. */
+static inline void kpni_own_set(kpni_runner *r, int own)
+{
+    __atomic_store_n(&r->own, own, __ATOMIC_RELEASE);
+}
+
+/* A wake of 'other', blocked on 'c' on another runner, by 'self': with
+ * no lock, through the other runner's inbox, where both runners are
+ * 'own' (runners.c, "Wakes from other runners"); 'self''s own, so that
+ * a walk that ends at self allows for the mark the wake hands on
+ * (resolve.c, mark_end).  0 if the caller is to wake it under the lock. */
+static inline int kpni_inbox_try(kpn_proc *self, kpn_proc *other, kpn_chan *c,
+                                 kpn_proc_state why)
+{
+    kpni_runner *here = self->runner, *t;
+
+    if (!here->own)
+        return 0;
+    t = KPNI_LOAD(&other->runner);
+    if (t == here || !__atomic_load_n(&t->own, __ATOMIC_ACQUIRE))
+        return 0;
+    kpni_inbox_wake(self, other, c, why);
+    return 1;
+}
+
+/* r's thread, at a block: r's lock.  Biased, it says it is 'inside'
+ * with a plain store and goes on if nobody takes the lock or asks for
+ * it; another thread that asks has had every thread fenced, or waited
+ * for this one to clear 'bias', before it looks at 'inside' (runners.c,
+ * "Biased locks").  Else, or if someone asks, the exchange. */
+static inline void kpni_lock_block(kpni_runner *r)
+{
+    if (r->bias) {
+        __atomic_store_n(&r->inside, 1, __ATOMIC_RELAXED);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the store, then the loads */
+        KPNI_FUZZ_YIELD();
+        if (__atomic_load_n(&r->revoke, __ATOMIC_ACQUIRE) == 0 &&
+            __atomic_load_n(&r->lock, __ATOMIC_ACQUIRE) == 0)
+            return;
+        __atomic_store_n(&r->inside, 0, __ATOMIC_RELEASE);
+        kpni_unbias(r);
+    }
+    kpni_lock(r);
+}
+
+/* r's thread, r's lock held: what other runners woke, to r's queue. */
+static inline void kpni_inbox_drain(kpni_runner *r)
+{
+    if (__atomic_load_n(&r->inbox, __ATOMIC_ACQUIRE) != NULL)
+        kpni_inbox_take(r);
+}
+
+/* 'self', blocked on 'on' and holding its runner's lock, goes on after
+ * all: 1 if it takes back its 'wait', 0 if a waker on another runner
+ * claimed it first (runners.c, "Wakes from other runners"). */
+static inline int kpni_unclaim(kpn_proc *self, kpn_chan *on)
+{
+    kpn_chan *expect = on;
+
+    return __atomic_compare_exchange_n(&self->wait, &expect, (kpn_chan *)NULL, 0,
+                                       __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+/* A park with several runners, r's lock held: the processes other
+ * runners woke and r's own list to its queue, and whether r is 'own'
+ * until it next parks or idles; if so and nobody waits for r's lock, r
+ * takes it with plain stores from now on.  Taking the bias is fenced
+ * against a thread that asks for the lock ('revoke', then 'bias'), so
+ * that one of the two sees the other. */
 static inline void kpni_own_park(kpni_runner *r)
 {
+    kpni_own_set(r, KPNI_OWN_OK(r->net));
+    kpni_inbox_drain(r);
     if (r->own_head != NULL)
         kpni_queue_take_own(r);
-    r->own = KPNI_OWN_OK(r->net);
+    if (r->own && !r->bias)
+        kpni_bias(r);
 }
 #else
 static inline void kpni_sched_ready_own(kpni_runner *r, kpn_proc *p, kpn_proc *by)

@@ -125,14 +125,16 @@ static int stays(const kpn_proc *self, const kpn_chan *c, const kpn_proc *next)
 /* The process 'p' waits for now, on '*on', or NULL if it waits for
  * none.  A walk may meet a process just as its runner's thread makes it
  * ready with no lock (docs/runners.md, "Wakes with no lock"), which
- * stores the state, then clears 'wait': each is read once here, and
- * either ends the chain. */
+ * stores the state, then clears 'wait', or as a runner claims it to
+ * wake it through another's inbox ('wait' claimed, then the
+ * state): each is read once here, and either ends the chain. */
 static kpn_proc *waits_for_now(const kpn_proc *p, const kpn_chan **on)
 {
     unsigned s = KPNI_LOAD(&p->state);
     const kpn_chan *c = KPNI_LOAD(&p->wait);
 
-    if (c == NULL || (s != KPN_PROC_BLOCKED_READ && s != KPN_PROC_BLOCKED_WRITE))
+    if (c == NULL || KPNI_IS_CLAIMED(c) || c == KPNI_MOVING ||
+        (s != KPN_PROC_BLOCKED_READ && s != KPN_PROC_BLOCKED_WRITE))
         return NULL;
     *on = c;
     return s == KPN_PROC_BLOCKED_READ ? c->writer : c->reader;

@@ -39,7 +39,29 @@ static void cpu_relax(void)
  * at all, and nobody else moves its processes meanwhile ('own':
  * kpn_int.h, kpni_sched_ready_own; docs/runners.md, "Wakes with no
  * lock").
+ *
+ * Biased locks.  A runner that is 'own' blocks and switches far more
+ * often than any other thread takes its lock: other runners wake its
+ * processes through its inbox (below), and take its lock only to take
+ * every lock (a walk, an exit, input, an idle look, the net at rest).
+ * So while biased it takes the lock at a block with a plain store to
+ * 'inside', and goes on if nobody counts in 'revoke' or holds the lock
+ * (kpni_lock_block), sparing the exchange, which waits for every store
+ * before it, the message's among them.  Another thread that wants the
+ * lock counts itself in 'revoke', then waits until the owner lets the
+ * bias go (at its next block, or back in its host loop) or, if that
+ * takes long (a process that runs on without blocking), has the port
+ * fence every thread: after it the owner's next look sees the count,
+ * and this thread sees the owner's last 'inside'.  It waits until that
+ * is clear, and takes the lock with the exchange.  The owner takes the
+ * bias again only at a park, holding the lock, by an exchange and then
+ * a look at 'revoke', as the other thread counts and then looks at
+ * 'bias': at least one sees the other.  A thread that waits for
+ * another runner's lock has let its own bias go first, so two runners
+ * never wait for each other.
  */
+
+const int kpni_claimed_words[3];
 
 /* A test-and-test-and-set lock that yields the CPU when it spins long:
  * held for a few hundred instructions at most (a block, a wake, a
@@ -61,16 +83,86 @@ static void spin_lock(int *word)
     }
 }
 
-static int spin_trylock(int *word)
-{
-    return __atomic_load_n(word, __ATOMIC_RELAXED) == 0 &&
-           __atomic_exchange_n(word, 1, __ATOMIC_ACQUIRE) == 0;
-}
-
 static void spin_unlock(int *word)
 {
     __atomic_store_n(word, 0, __ATOMIC_RELEASE);
     KPNI_FUZZ_YIELD();
+}
+
+/* r's thread, r's lock held, r 'own' and not biased: take the bias if
+ * nobody waits for the lock.  The exchange orders it before the look
+ * at 'revoke', as a waiter orders its count before its look at 'bias':
+ * one of the two sees the other. */
+void kpni_bias(kpni_runner *r)
+{
+    if (!r->net->fence_ok || __atomic_load_n(&r->revoke, __ATOMIC_RELAXED) != 0)
+        return;
+    (void)__atomic_exchange_n(&r->bias, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&r->revoke, __ATOMIC_SEQ_CST) != 0)
+        __atomic_store_n(&r->bias, 0, __ATOMIC_RELEASE);
+}
+
+/* r's thread: other threads may take r's lock from now on (runners.c,
+ * "Biased locks").  If this thread holds it by 'inside', it takes it
+ * with the exchange first (nobody else holds it, nor takes it before
+ * 'inside' or 'bias' is clear), so that whoever sees 'bias' clear and
+ * takes the lock waits for this thread. */
+void kpni_unbias(kpni_runner *r)
+{
+    if (!r->bias)
+        return;
+    if (r->inside) {
+        kpni_lock(r);
+        __atomic_store_n(&r->inside, 0, __ATOMIC_RELEASE);
+    }
+    __atomic_store_n(&r->bias, 0, __ATOMIC_RELEASE);
+}
+
+/* Spins a thread waits for a biased runner to see it asks, before it
+ * has every thread fenced instead: a few microseconds, about what the
+ * fence costs, and several blocks of a fine-grained net. */
+#define KPNI_REVOKE_SPINS 2000
+
+/* The lock of another runner than 'me' (or of any, off the runners'
+ * threads: 'me' NULL). */
+void kpni_lock_other(kpni_runner *me, kpni_runner *r)
+{
+    int spins;
+
+    if (me != NULL)
+        kpni_unbias(me); /* two runners never wait for each other */
+    __atomic_add_fetch(&r->revoke, 1u, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&r->bias, __ATOMIC_SEQ_CST)) {
+        /* r sees 'revoke' at its next block, and clears 'bias'; if it
+         * runs on without one, the fence shows the count to its next
+         * look and its last 'inside' to this thread */
+        for (spins = 0; spins < KPNI_REVOKE_SPINS && __atomic_load_n(&r->bias, __ATOMIC_ACQUIRE);
+             ++spins)
+            cpu_relax();
+        if (spins == KPNI_REVOKE_SPINS)
+            (void)kpn_port_fence_threads(); /* works: fence_ok, or no bias */
+        for (spins = 0; __atomic_load_n(&r->inside, __ATOMIC_ACQUIRE); ++spins)
+            if (spins % 128 == 127)
+                kpn_port_yield();
+            else
+                cpu_relax();
+    }
+    spin_lock(&r->lock);
+    /* r takes the fast way again only with the lock free (kpni_lock_block) */
+    __atomic_sub_fetch(&r->revoke, 1u, __ATOMIC_RELEASE);
+}
+
+/* The same if the lock is free now and r is not biased; never waits. */
+static int trylock_other(kpni_runner *r)
+{
+    int ok = 0;
+
+    __atomic_add_fetch(&r->revoke, 1u, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&r->bias, __ATOMIC_SEQ_CST) &&
+        __atomic_load_n(&r->lock, __ATOMIC_RELAXED) == 0)
+        ok = __atomic_exchange_n(&r->lock, 1, __ATOMIC_ACQUIRE) == 0;
+    __atomic_sub_fetch(&r->revoke, 1u, __ATOMIC_RELEASE);
+    return ok;
 }
 
 /* r's lock, which kpni_lock found taken. */
@@ -85,8 +177,9 @@ void kpni_lock_all(kpni_runner *r)
     kpn_net *net = r->net;
     unsigned i;
 
+    kpni_unbias(r);
     for (i = 0; i < net->nrunners; ++i)
-        spin_lock(&net->runners[i].lock);
+        kpni_lock_by(r, &net->runners[i]);
 }
 
 /* Holding r's lock: every runner's.  r's is let go first, so that all
@@ -94,7 +187,8 @@ void kpni_lock_all(kpni_runner *r)
  * the caller looks again at whatever may have changed meanwhile. */
 void kpni_lock_up(kpni_runner *r)
 {
-    spin_unlock(&r->lock);
+    kpni_unbias(r);
+    kpni_unlock(r);
     kpni_lock_all(r);
 }
 
@@ -108,7 +202,7 @@ int kpni_lock_up_try(kpni_runner *r)
     for (i = 0; i < net->nrunners; ++i) {
         if (i == r->index)
             continue;
-        if (__atomic_exchange_n(&net->runners[i].lock, 1, __ATOMIC_ACQUIRE) != 0) {
+        if (!trylock_other(&net->runners[i])) {
             for (j = 0; j < i; ++j)
                 if (j != r->index)
                     spin_unlock(&net->runners[j].lock);
@@ -332,6 +426,74 @@ static void wake_runner(kpn_net *net, kpni_runner *r)
         kpn_port_sem_post(r->sem);
 }
 
+/* Wakes from other runners.  Where runners are 'own', a process that
+ * wakes one blocked on another runner takes no lock: it claims the
+ * process by its 'wait' (the channel to KPNI_CLAIMED, so that of two
+ * wakers, or of a waker and the blocker going on by its own look, one
+ * wins), pushes it on that runner's inbox and wakes the runner if it
+ * idles.  Only that runner's thread empties the inbox, under its lock,
+ * at a park, in its host loop and as it idles, and queues them: so the
+ * claimed process, which may not have switched out yet, is resumed on
+ * its own runner only, after its switch, as under the lock.  Until
+ * then it is READY with 'wait' claimed, on no queue: a move, a
+ * walk and the scan at rest leave it alone (docs/runners.md, "Wakes
+ * from other runners").  A claim may be under way on any process that
+ * blocks on a crossing channel, found so by a look that has gone stale,
+ * so 'wait' is read atomically wherever a claim may meet it.  'by' is
+ * the process that releases it, whose mark the process takes. */
+void kpni_inbox_wake(kpn_proc *by, kpn_proc *p, kpn_chan *c, kpn_proc_state why)
+{
+    kpni_runner *t;
+    kpn_chan *expect = c;
+    kpn_proc *head;
+    int resolve = by->runner->resolve;
+    kpn_chan *claim = resolve && KPNI_LOAD(&by->watched) ? KPNI_CLAIMED_MARK : KPNI_CLAIMED;
+
+    while (!__atomic_compare_exchange_n(&p->wait, &expect, claim, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+        if (expect != KPNI_MOVING)
+            return; /* woken already, or gone on */
+        expect = c; /* a runner takes p over, under every lock: a moment */
+        cpu_relax();
+    }
+    if (resolve)
+        KPNI_NWAITERS_ADD_AS(1, by, -1); /* what kpni_wake_rule_as does but the mark */
+    kpni_chan_woken(c, why);
+    /* after the claim, which a READY read with acquire shows (sched.c, walk) */
+    __atomic_store_n(&p->state, (unsigned char)KPN_PROC_READY, __ATOMIC_RELEASE);
+    t = KPNI_LOAD(&p->runner); /* claimed, p moves no more */
+    head = __atomic_load_n(&t->inbox, __ATOMIC_RELAXED);
+    do
+        p->prev_ready = head; /* next_ready holds where p parked */
+    while (!__atomic_compare_exchange_n(&t->inbox, &head, p, 1, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_RELAXED));
+    if (__atomic_load_n(&t->sleeping, __ATOMIC_SEQ_CST) != KPNI_AWAKE)
+        wake_runner(t->net, t);
+}
+
+/* r's thread, r's lock held: r's inbox to the back of its queue, in the
+ * order the wakes came. */
+void kpni_inbox_take(kpni_runner *r)
+{
+    kpn_proc *p = __atomic_exchange_n(&r->inbox, (kpn_proc *)NULL, __ATOMIC_ACQUIRE);
+    kpn_proc *rev = NULL, *n;
+
+    while (p != NULL) {
+        n = p->prev_ready;
+        p->prev_ready = rev;
+        rev = p;
+        p = n;
+    }
+    while (rev != NULL) {
+        n = rev->prev_ready;
+        if (KPNI_LOAD(&rev->wait) == KPNI_CLAIMED_MARK)
+            KPNI_STORE(&rev->watched, (unsigned char)1);
+        KPNI_STORE(&rev->wait, (kpn_chan *)NULL);
+        kpni_queue_push_back(r, rev);
+        rev = n;
+    }
+}
+
 void kpni_runners_wake_all(kpn_net *net)
 {
     unsigned i;
@@ -362,8 +524,9 @@ void kpni_sched_ready_mt(kpni_runner *waker, kpn_proc *p)
     kpni_runner *t;
     unsigned i;
 
-    if ((why == KPN_PROC_BLOCKED_READ || why == KPN_PROC_BLOCKED_WRITE) && p->wait != NULL)
-        kpni_chan_woken(p->wait, (kpn_proc_state)why);
+    if ((why == KPN_PROC_BLOCKED_READ || why == KPN_PROC_BLOCKED_WRITE) &&
+        KPNI_LOAD(&p->wait) != NULL)
+        kpni_chan_woken(KPNI_LOAD(&p->wait), (kpn_proc_state)why);
     KPNI_STORE(&p->state, KPN_PROC_READY);
     KPNI_STORE(&p->wait, (kpn_chan *)NULL);
     /* Under work stealing the caller holds the lock of p's runner and,
@@ -460,7 +623,7 @@ kpn_proc *kpni_runners_steal(kpni_runner *r)
         r->rng ^= r->rng << 5;
         v = &net->runners[(r->index + 1 + r->rng % (net->nrunners - 1)) % net->nrunners];
         r->steal_attempts++;
-        if (!spin_trylock(&v->lock))
+        if (!trylock_other(v))
             continue;
         p = takeable(r, v, 1);
         if (p != NULL) {
@@ -545,7 +708,7 @@ static void wake_missed(kpni_runner *r)
         why = KPNI_LOAD(&p->state);
         c = KPNI_LOAD(&p->wait);
         if ((why != KPN_PROC_BLOCKED_READ && why != KPN_PROC_BLOCKED_WRITE) || c == NULL ||
-            kpni_chan_must_block(c, (kpn_proc_state)why))
+            KPNI_IS_CLAIMED(c) || c == KPNI_MOVING || kpni_chan_must_block(c, (kpn_proc_state)why))
             continue;
         /* every lock, not just p's runner's: the wake hands p the mark
          * of the process it waited for (kpni_sched_ready_by), which runs
@@ -558,9 +721,11 @@ static void wake_missed(kpni_runner *r)
         /* p may have moved: not one on a runner that is 'own', whose
          * thread may be waking it with no lock (its partner's flush
          * finds it) */
-        if (!KPNI_OWN(KPNI_LOAD(&p->runner)) && p->state == why && p->wait == c &&
+        if (!KPNI_OWN(KPNI_LOAD(&p->runner)) && KPNI_LOAD(&p->state) == why &&
+            KPNI_LOAD(&p->wait) == c &&
             !kpni_chan_must_block(c, (kpn_proc_state)why))
-            kpni_sched_ready(r, p);
+            kpni_inbox_wake(why == KPN_PROC_BLOCKED_READ ? c->writer : c->reader, p, c,
+                            (kpn_proc_state)why); /* a waker may be claiming it too */
         kpni_unlock_all(r);
     }
 }
@@ -1133,6 +1298,7 @@ static void pull_home(kpni_runner *r)
     for (p = net->procs; p != NULL; p = p->next) {
         kpni_runner *v = p->runner;
         unsigned state;
+        kpn_chan *wait;
 
         if (v == r || p->home != r->index)
             continue;
@@ -1140,9 +1306,18 @@ static void pull_home(kpni_runner *r)
             owned = 1;
             continue;
         }
-        state = p->state;
-        if (!may_move(p) || (state != KPN_PROC_READY && state != KPN_PROC_BLOCKED_READ &&
-                             state != KPN_PROC_BLOCKED_WRITE)) {
+        state = KPNI_LOAD(&p->state);
+        wait = KPNI_LOAD(&p->wait);
+        /* Not one claimed for an inbox, on none yet (runners.c, "Wakes
+         * from other runners").  A blocked one is marked moving first:
+         * its runner may have been 'own' a moment ago, and a waker that
+         * saw it so claims with no lock; it waits for the move. */
+        if (!may_move(p) || KPNI_IS_CLAIMED(wait) ||
+            (state != KPN_PROC_READY && state != KPN_PROC_BLOCKED_READ &&
+             state != KPN_PROC_BLOCKED_WRITE) ||
+            (state != KPN_PROC_READY &&
+             !__atomic_compare_exchange_n(&p->wait, &wait, KPNI_MOVING, 0, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_RELAXED))) {
             left |= state != KPN_PROC_EXITED;
             continue;
         }
@@ -1152,6 +1327,8 @@ static void pull_home(kpni_runner *r)
             kpni_queue_push_back(r, p);
         }
         KPNI_STORE(&p->runner, r);
+        if (state != KPN_PROC_READY)
+            __atomic_store_n(&p->wait, wait, __ATOMIC_RELEASE);
     }
     if (owned) {
         r->pull_after = OWNED_WAIT;
@@ -1280,8 +1457,13 @@ int kpni_runners_idle(kpni_runner *r)
      * at rest there.  A waker takes r's lock, so none sees r counted but
      * not yet spinning (a halt's, which takes none, may, as below). */
     if (idle_alone(r)) {
-        if (__atomic_add_fetch(&net->idle, 1u, __ATOMIC_RELAXED) < net->nrunners) {
-            __atomic_store_n(&r->sleeping, KPNI_SPINNING, __ATOMIC_RELEASE);
+        if (__atomic_add_fetch(&net->idle, 1u, __ATOMIC_ACQ_REL) < net->nrunners) {
+            /* then the inbox: a waker pushes, then looks at 'sleeping' */
+            __atomic_store_n(&r->sleeping, KPNI_SPINNING, __ATOMIC_SEQ_CST);
+            if (__atomic_load_n(&r->inbox, __ATOMIC_SEQ_CST) != NULL) {
+                (void)set_awake(net, r);
+                return 1;
+            }
             kpni_unlock(r);
             goto spin;
         }
@@ -1299,17 +1481,34 @@ int kpni_runners_idle(kpni_runner *r)
     /* a wake came while r's lock was let go, or the run is over: the
      * loop looks again (the end is decided under every lock, so a
      * runner that registers below is woken by it) */
+    kpni_inbox_drain(r);
     if (r->head != NULL || stealable(r) || KPNI_LOAD(&net->done) ||
         KPNI_LOAD(&net->halt) != KPN_OK) {
         kpni_lock_down(r);
         return 1;
     }
-    if (KPNI_LOAD(&net->idle) + 1 >= net->nrunners)
+    if (__atomic_load_n(&net->idle, __ATOMIC_ACQUIRE) + 1 >= net->nrunners) {
+        unsigned i;
+
+        /* a waker pushes before it counts itself idle: not at rest
+         * while an inbox holds a process (its runner empties it) */
+        for (i = 0; i < net->nrunners; ++i)
+            if (__atomic_load_n(&net->runners[i].inbox, __ATOMIC_SEQ_CST) != NULL) {
+                wake_runner(net, &net->runners[i]);
+                kpni_lock_down(r);
+                return 1;
+            }
         return 0;
+    }
     /* counted before it says so: a waker that sees it idle (a halt's
      * takes no lock) then always finds it counted */
-    __atomic_fetch_add(&net->idle, 1u, __ATOMIC_RELAXED);
-    __atomic_store_n(&r->sleeping, KPNI_SPINNING, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&net->idle, 1u, __ATOMIC_ACQ_REL);
+    __atomic_store_n(&r->sleeping, KPNI_SPINNING, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&r->inbox, __ATOMIC_SEQ_CST) != NULL) { /* as above */
+        (void)set_awake(net, r);
+        kpni_lock_down(r);
+        return 1;
+    }
     kpni_unlock_all(r);
 spin:
     for (spin = 1; spin <= KPNI_IDLE_SPINS && KPNI_LOAD(&r->sleeping); ++spin) {
@@ -1486,7 +1685,10 @@ int kpni_runners_solo(kpni_runner *r)
     r->solo = 1;
     r->solos++;
     r->mt = 0;
-    r->own = 0;
+    kpni_own_set(r, 0);
+    kpni_unbias(r);
+    if (__atomic_load_n(&r->inbox, __ATOMIC_ACQUIRE) != NULL)
+        kpni_inbox_take(r);
     kpni_sched_drain(r);
     /* solo in a window on one part, every block looks (block_any) */
     r->slow_reads = one && net->trial == KPNI_TRIAL_HALF;
@@ -1643,6 +1845,7 @@ kpn_status kpni_runners_run(kpn_net *net)
         kpni_runners_mark(net);
     KPNI_STORE(&net->done, 0);
     KPNI_STORE(&net->idle, 0u);
+    net->fence_ok = kpn_port_fence_threads() == 0;
     net->learnt = 0;
     net->learnt_before = 0;
     net->learn_at = (uint64_t)LEARN_MIN * net->nchans;
@@ -1664,6 +1867,7 @@ kpn_status kpni_runners_run(kpn_net *net)
         r->fruitless = 0;
         r->woke_switches = r->switches;
         r->solo_after = 0;
+        r->bias = r->inside = 0;
     }
     KPNI_STORE(&net->done, STARTING);
     for (started = 1; started < net->nrunners; ++started) {
@@ -1679,6 +1883,10 @@ kpn_status kpni_runners_run(kpn_net *net)
     }
     for (i = 1; i < started; ++i)
         kpn_port_thread_join(net->runners[i].thread);
+    /* a wake pushed after its runner left its loop (a halt): queued for
+     * the next run, as every ready process is between runs */
+    for (i = 0; i < net->nrunners; ++i)
+        kpni_inbox_take(&net->runners[i]);
     return started < net->nrunners ? KPN_ETHREAD : KPN_OK;
 }
 

@@ -250,7 +250,9 @@ static KPNI_INLINE void park_switch(kpni_runner *r, kpn_proc *self, int mt, kpn_
         kpni_queue_push_front(r, next);
         next = NULL;
     }
-    if (next != NULL) {
+    if (next == self) { /* woken from r's inbox as it parked */
+        dispatch(r, self);
+    } else if (next != NULL) {
         dispatch(r, next);
         SWITCH(KPNI_CTX(r, self), KPNI_CTX(r, next), FIBER(next), FIBER(self));
     } else {
@@ -341,9 +343,9 @@ static KPNI_NOINLINE void park_cold(kpn_proc *self, int mt)
  */
 static KPNI_INLINE void park(kpni_runner *r, kpn_proc *self, int mt)
 {
+    KPNI_MARK_PARKED(self); /* first: self may be in r's inbox, which the park empties */
     if (mt)
         kpni_own_park(r);
-    KPNI_MARK_PARKED(self);
 
     if (KPNI_UNLIKELY(!kpni_proc_guard_ok(self) ||
                       ((unsigned)KPNI_LOAD(&r->net->halt) | KPNI_LOAD(&r->net->input_signal) |
@@ -369,6 +371,7 @@ static KPNI_INLINE void park(kpni_runner *r, kpn_proc *self, int mt)
 static int walk(kpni_runner *r, kpn_proc *self, kpn_proc_state why, int mt)
 {
     int go_on, local;
+    unsigned state;
 
     if (!mt)
         return kpni_resolve_block(self);
@@ -377,7 +380,14 @@ static int walk(kpni_runner *r, kpn_proc *self, kpn_proc_state why, int mt)
         return 0;
     kpni_lock_up(r);
     kpni_runners_walk_put_off(r);
-    if (KPNI_LOAD(&self->state) != why) { /* woken meanwhile */
+    /* Woken meanwhile, under a lock (queued here) or through r's inbox,
+     * which a waker on another runner may claim self for even now, with
+     * no lock: 'wait' first, then the state.  So the state first here:
+     * READY from such a waker shows its claim. */
+    state = __atomic_load_n(&self->state, __ATOMIC_ACQUIRE);
+    if (KPNI_IS_CLAIMED(KPNI_LOAD(&self->wait))) {
+        go_on = 0; /* parks, and r queues it as it empties the inbox */
+    } else if (state != why) {
         kpni_queue_unlink(r, self);
         KPNI_STORE(&self->state, KPN_PROC_RUNNING);
         go_on = 1;
@@ -446,7 +456,7 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
     if (mt && KPNI_UNFENCED(self, KPNI_READS) != NULL)
         kpni_chan_flush(self, KPNI_READS);
     if (mt) {
-        kpni_lock(r);
+        kpni_lock_block(r);
         if (KPNI_UNLIKELY(KPNI_FLIPPED(r) != 0))
             kpni_runners_look_flipped(r, self);
         if (KPNI_UNLIKELY(KPNI_WALKS_DUE(r)))
@@ -469,22 +479,31 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
             mt = 0;
         }
     }
-    KPNI_STORE(&self->wait, on);
+    /* release: a waker on another runner that claims self by 'wait'
+     * (runners.c, "Wakes from other runners") then writes self's queue
+     * link, which this runner wrote last */
+    KPNI_STORE_REL(&self->wait, on);
     KPNI_STORE(&self->state, why);
     if (mt && (KPNI_CROSS(on) || KPNI_UNFLIPS(r) != unflips)) {
         kpni_chan_waiting(on, why); /* after the state: a look it asks for sees that */
         KPNI_FENCE();
         if (!kpni_chan_must_block(on, why)) {
-            KPNI_STORE(&self->state, KPN_PROC_RUNNING);
-            KPNI_STORE(&self->wait, (kpn_chan *)NULL);
-            kpni_chan_woken(on, why);
-            kpni_unlock(r);
+            /* a waker on another runner may have claimed self meanwhile:
+             * then self is, or is about to be, on r's inbox, and parks */
+            if (kpni_unclaim(self, on)) {
+                KPNI_STORE(&self->state, KPN_PROC_RUNNING);
+                kpni_chan_woken(on, why);
+                kpni_unlock(r);
+                return;
+            }
+            park(self->runner, self, 1);
             return;
         }
         kpni_runners_parked_cross(r, self);
     }
     if (r->resolve) {
-        KPNI_NWAITERS_ADD(r, kpni_proc_waits_for(self), 1);
+        /* not self's fields: a waker may have claimed it already */
+        KPNI_NWAITERS_ADD(r, why == KPN_PROC_BLOCKED_READ ? on->writer : on->reader, 1);
         if (why == KPN_PROC_BLOCKED_WRITE || (self->watched && kpni_proc_waited_on(self))) {
             if (walk(r, self, why, mt)) {
                 if (mt)
@@ -622,6 +641,9 @@ void kpni_sched_loop(kpni_runner *r)
         }
         /* none of r's processes runs: another runner may move them */
         KPNI_OWN_CLEAR(r);
+        kpni_unbias(r);
+        if (KPNI_MT(r))
+            kpni_inbox_drain(r);
         if (KPNI_LOAD(&net->halt) != KPN_OK || kpni_runners_done(r))
             break;
         p = kpni_queue_pop_front(r);

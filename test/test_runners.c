@@ -935,6 +935,82 @@ void test_two_runners_that_run_dry_together_find_the_net_at_rest(void)
     }
 }
 
+/* A runner whose process runs on without blocking does not hold up
+ * another that takes every lock.  Runner 1: R blocks reading from W;
+ * Q and S pass messages, so that runner 1 parks and switches while it
+ * is 'own' and takes its lock at blocks with plain stores (runners.c,
+ * "Biased locks").  Runner 0: W, once R waits, sends it its message,
+ * waits until R spins, and ends: its exit takes every lock, runner 1's
+ * among them, while R runs on without blocking.  Only after the exit
+ * does G, on W's other channel, see the end and let R stop.  A taker
+ * that waited for runner 1's next block would wait for R, and R for G. */
+static kpn_proc *bi_r;
+static kpn_chan *bi_to_r, *bi_to_g, *bi_to_s;
+static int bi_spinning, bi_done, bi_r_saw;
+
+static void bias_w(void *arg)
+{
+    int i = 3;
+    (void)arg;
+    if (!waits_on(bi_r, KPN_PROC_BLOCKED_READ, bi_to_r))
+        return;
+    kpn_send(bi_to_r, &i);
+    (void)spin_while(&bi_spinning, 0, 1);
+}
+
+static void bias_g(void *arg)
+{
+    int i;
+    (void)arg;
+    if (kpn_recv(bi_to_g, &i) == KPN_EOF)
+        __atomic_store_n(&bi_done, 1, __ATOMIC_SEQ_CST);
+}
+
+static void bias_r(void *arg)
+{
+    int i = 0;
+    (void)arg;
+    if (kpn_recv(bi_to_r, &i) != KPN_OK || i != 3)
+        return;
+    __atomic_store_n(&bi_spinning, 1, __ATOMIC_SEQ_CST);
+    bi_r_saw = spin_while(&bi_done, 0, 1);
+}
+
+static void bias_q(void *arg)
+{
+    int i = 0;
+    (void)arg;
+    while (!__atomic_load_n(&bi_spinning, __ATOMIC_SEQ_CST))
+        kpn_send(bi_to_s, &i);
+}
+
+static void bias_s(void *arg)
+{
+    int i;
+    (void)arg;
+    while (kpn_recv(bi_to_s, &i) == KPN_OK) {
+    }
+}
+
+void test_a_runner_whose_process_runs_on_does_not_hold_up_one_taking_every_lock(void)
+{
+    kpn_proc *w, *g, *q, *s;
+
+    init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+    w = spawn_on("W", bias_w, NULL, 0);
+    g = spawn_on("G", bias_g, NULL, 0);
+    bi_r = spawn_on("R", bias_r, NULL, 1);
+    q = spawn_on("Q", bias_q, NULL, 1);
+    s = spawn_on("S", bias_s, NULL, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &bi_to_r, w, bi_r, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &bi_to_g, w, g, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &bi_to_s, q, s, sizeof(int), 1));
+    bi_spinning = bi_done = bi_r_saw = 0;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(1, bi_r_saw);
+    TEST_ASSERT_EQUAL_INT(1, bi_done);
+}
+
 /* A walk put off that has gone stale, its process woken since, is made
  * when that process blocks again: here on a read from its own channel,
  * a true deadlock of one process, whose walk takes every lock and makes

@@ -51,6 +51,7 @@ void setUp(void)
     kpn_port_idle_init_IgnoreAndReturn(0);
     kpn_port_clock_ns_IgnoreAndReturn(0);
     kpn_port_cpus_IgnoreAndReturn(0);
+    kpn_port_fence_threads_IgnoreAndReturn(-1);
     net = NULL;
 }
 

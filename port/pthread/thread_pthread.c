@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The port's thread services on POSIX threads, for both hosted ports: runner threads on arena stacks, a sleeping semaphore, yield, the clock and the CPU count. */
+/* The port's thread services on POSIX threads, for both hosted ports: runner threads on arena stacks, a sleeping semaphore, yield, the clock, the CPU count and the fence on every thread. */
 
 /* pthread_attr_setstack and pthread_sigmask are POSIX.1-2008.  On Linux,
  * dl_iterate_phdr (used to measure static TLS, below) and
@@ -20,6 +20,7 @@
 #include <unistd.h>
 #if defined(__linux__)
 #include <link.h>
+#include <sys/syscall.h>
 #endif
 
 #include "port.h"
@@ -348,6 +349,33 @@ unsigned kpn_port_cpus(void)
         n = sysconf(_SC_NPROCESSORS_ONLN); /* beyond 1024 CPUs, or no affinity call */
 #endif
     return n <= 0 ? 0u : n >= (long)UINT_MAX ? UINT_MAX : (unsigned)n;
+}
+
+/* membarrier(2), private expedited (Linux 4.14), which the process
+ * registers for once: an interrupt to each CPU that runs one of its
+ * threads, a few microseconds, where a fence in every lock of those
+ * threads would cost each of them far more.  The numbers are the
+ * kernel's ABI (linux/membarrier.h), which not every libc's headers
+ * carry. */
+#define MEMBARRIER_PRIVATE_EXPEDITED (1 << 3)
+#define MEMBARRIER_REGISTER_PRIVATE_EXPEDITED (1 << 4)
+
+int kpn_port_fence_threads(void)
+{
+#if defined(__linux__) && defined(SYS_membarrier)
+    static int registered; /* 0: not yet, 1: yes, -1: refused */
+    int reg = __atomic_load_n(&registered, __ATOMIC_ACQUIRE);
+
+    if (reg == 0) {
+        reg = syscall(SYS_membarrier, MEMBARRIER_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 ? 1 : -1;
+        __atomic_store_n(&registered, reg, __ATOMIC_RELEASE);
+    }
+    if (reg < 0)
+        return -1;
+    return syscall(SYS_membarrier, MEMBARRIER_PRIVATE_EXPEDITED, 0, 0) == 0 ? 0 : -1;
+#else
+    return -1;
+#endif
 }
 
 /*
