@@ -250,11 +250,10 @@ static KPNI_INLINE void park_switch(kpni_runner *r, kpn_proc *self, int mt, kpn_
         kpni_queue_push_front(r, next);
         next = NULL;
     }
-    if (next == self) { /* woken from r's inbox as it parked */
-        dispatch(r, self);
-    } else if (next != NULL) {
+    if (next != NULL) {
         dispatch(r, next);
-        SWITCH(KPNI_CTX(r, self), KPNI_CTX(r, next), FIBER(next), FIBER(self));
+        if (next != self) /* else woken from r's inbox as it parked */
+            SWITCH(KPNI_CTX(r, self), KPNI_CTX(r, next), FIBER(next), FIBER(self));
     } else {
         KPNI_STORE(&r->current, (kpn_proc *)NULL);
         SWITCH(KPNI_CTX(r, self), r->host, FIBER(r), FIBER(self));
@@ -490,13 +489,11 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
         if (!kpni_chan_must_block(on, why)) {
             /* a waker on another runner may have claimed self meanwhile:
              * then self is, or is about to be, on r's inbox, and parks */
-            if (kpni_unclaim(self, on)) {
-                KPNI_STORE(&self->state, KPN_PROC_RUNNING);
-                kpni_chan_woken(on, why);
-                kpni_unlock(r);
-                return;
-            }
-            park(self->runner, self, 1);
+            if (!kpni_unclaim(self, on))
+                goto parks;
+            KPNI_STORE(&self->state, KPN_PROC_RUNNING);
+            kpni_chan_woken(on, why);
+            kpni_unlock(r);
             return;
         }
         kpni_runners_parked_cross(r, self);
@@ -526,6 +523,7 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
         park(self->runner, self, 0);
         return;
     }
+parks:
     park(self->runner, self, 1);
 }
 

@@ -1011,6 +1011,156 @@ void test_a_runner_whose_process_runs_on_does_not_hold_up_one_taking_every_lock(
     TEST_ASSERT_EQUAL_INT(1, bi_done);
 }
 
+/* White-box, on the runners of a net that has not run: another thread
+ * takes the lock of runner 1, which is biased and 'inside' it, as its
+ * thread is between a block's plain store and its switch.  The bias
+ * stays (that thread runs on without a block), so the taker has every
+ * thread fenced and then waits for 'inside' to clear: it must not take
+ * the lock before, and must take it after. */
+static void lock_other_thread(void *arg)
+{
+    kpni_lock_other(NULL, (kpni_runner *)arg);
+}
+
+/* A thread of the test's own, started and joined through the port, as
+ * the runners' are: on a stack of its own from a static array. */
+static union {
+    unsigned char bytes[256 * 1024];
+    long double align;
+} th_stack;
+static union {
+    unsigned char bytes[256];
+    long double align;
+} th_handle;
+
+static kpn_port_thread *th_handle_at(void)
+{
+    return (kpn_port_thread *)(void *)(((uintptr_t)th_handle.bytes + 15) & ~(uintptr_t)15);
+}
+
+static void th_start(void (*fn)(void *), void *arg)
+{
+    size_t size = sizeof th_stack.bytes - 16;
+    unsigned char *stack = (unsigned char *)(((uintptr_t)th_stack.bytes + 15) & ~(uintptr_t)15);
+
+    TEST_ASSERT_TRUE(kpn_port_thread_size() <= sizeof th_handle.bytes - 16);
+    TEST_ASSERT_TRUE(kpn_port_thread_stack_min() <= size);
+    TEST_ASSERT_EQUAL_INT(0, kpn_port_thread_start(th_handle_at(), stack, size, fn, arg));
+}
+
+/* Spins until the unsigned at 'p' is 'v', for at most a billion looks;
+ * whether it came to. */
+static int spin_until_u(const unsigned *p, unsigned v)
+{
+    long spins;
+
+    for (spins = 0; spins < 1000000000L; ++spins)
+        if (__atomic_load_n(p, __ATOMIC_SEQ_CST) == v)
+            return 1;
+    return 0;
+}
+
+void test_a_thread_taking_a_biased_runners_lock_waits_until_its_owner_is_out(void)
+{
+    kpni_runner *r = &net->runners[1];
+    long i;
+    int saw_taken = 0;
+
+    r->bias = 1;
+    r->inside = 1;
+    th_start(lock_other_thread, r);
+    TEST_ASSERT_TRUE(spin_until_u(&r->revoke, 1));
+    /* the taker spins, fences, then waits on 'inside': a long while */
+    for (i = 0; i < 20000000L; ++i)
+        saw_taken |= __atomic_load_n(&r->lock, __ATOMIC_SEQ_CST);
+    TEST_ASSERT_EQUAL_INT(0, saw_taken);
+    TEST_ASSERT_EQUAL_UINT(1, __atomic_load_n(&r->revoke, __ATOMIC_SEQ_CST));
+    __atomic_store_n(&r->inside, 0, __ATOMIC_SEQ_CST); /* the owner's unlock */
+    kpn_port_thread_join(th_handle_at());
+    TEST_ASSERT_EQUAL_INT(1, r->lock);
+    TEST_ASSERT_EQUAL_UINT(0, r->revoke);
+    r->lock = 0;
+    r->bias = 0;
+}
+
+/* White-box: a thread that tries every lock at once, holding runner 0's
+ * (input delivered at a park, kpni_lock_up_try), never takes a biased
+ * runner's lock, whose thread would not see it taken, and lets go of
+ * what it took; with the bias given up it takes every lock. */
+void test_a_try_for_every_lock_passes_a_biased_runner_by(void)
+{
+    kpni_runner *r0 = &net->runners[0], *r1 = &net->runners[1];
+
+    r0->lock = 1;
+    r1->bias = 1;
+    TEST_ASSERT_EQUAL_INT(0, kpni_lock_up_try(r0));
+    TEST_ASSERT_EQUAL_INT(0, r1->lock);
+    TEST_ASSERT_EQUAL_UINT(0, r1->revoke);
+    TEST_ASSERT_EQUAL_INT(1, r0->lock);
+    r1->bias = 0;
+    TEST_ASSERT_EQUAL_INT(1, kpni_lock_up_try(r0));
+    TEST_ASSERT_EQUAL_INT(1, r1->lock);
+    TEST_ASSERT_EQUAL_INT(1, r0->lock);
+    kpni_lock_down(r0);
+    TEST_ASSERT_EQUAL_INT(0, r1->lock);
+    r0->lock = 0;
+}
+
+/* White-box: a wake from another runner that finds the process being
+ * moved (its 'wait' KPNI_MOVING, pull_home) waits for the move to end,
+ * then claims it: READY, on its runner's inbox, which that runner's
+ * thread empties into its queue, the process's mark taken from the
+ * waker's.  Nothing happens to the process while the move lasts. */
+static kpn_proc *mv_by, *mv_p;
+static kpn_chan *mv_c;
+
+static void inbox_wake_thread(void *arg)
+{
+    (void)arg;
+    kpni_inbox_wake(mv_by, mv_p, mv_c, KPN_PROC_BLOCKED_READ);
+}
+
+void test_a_wake_from_another_runner_waits_for_a_move_to_end(void)
+{
+    kpni_runner *r1;
+    long i;
+    int changed = 0;
+
+    init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+    mv_by = spawn_on("by", idle, NULL, 0);
+    mv_p = spawn_on("p", idle, NULL, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &mv_c, mv_by, mv_p, sizeof(int), 1));
+    r1 = &net->runners[1];
+    TEST_ASSERT_TRUE(mv_p->runner == r1 && r1->head == mv_p && r1->tail == mv_p);
+    kpni_queue_unlink(r1, mv_p); /* blocked, below: on no queue */
+    mv_by->watched = 1; /* its mark travels with the claim */
+    r1->sleeping = KPNI_AWAKE;
+    mv_p->state = KPN_PROC_BLOCKED_READ;
+    mv_p->wait = KPNI_MOVING;
+    th_start(inbox_wake_thread, NULL);
+    for (i = 0; i < 20000000L; ++i)
+        changed |= __atomic_load_n(&mv_p->state, __ATOMIC_SEQ_CST) != KPN_PROC_BLOCKED_READ ||
+                   __atomic_load_n(&r1->inbox, __ATOMIC_SEQ_CST) != NULL;
+    TEST_ASSERT_EQUAL_INT(0, changed);
+    TEST_ASSERT_TRUE(__atomic_load_n(&mv_p->wait, __ATOMIC_SEQ_CST) == KPNI_MOVING);
+    __atomic_store_n(&mv_p->wait, mv_c, __ATOMIC_SEQ_CST); /* the move ends */
+    kpn_port_thread_join(th_handle_at());
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, mv_p->state);
+    TEST_ASSERT_TRUE(mv_p->wait == KPNI_CLAIMED_MARK);
+    TEST_ASSERT_TRUE(r1->inbox == mv_p);
+    TEST_ASSERT_TRUE(r1->head == NULL);
+    mv_p->watched = 0;
+    kpni_inbox_take(r1);
+    TEST_ASSERT_TRUE(r1->inbox == NULL);
+    TEST_ASSERT_TRUE(r1->head == mv_p);
+    TEST_ASSERT_TRUE(mv_p->wait == NULL);
+    TEST_ASSERT_EQUAL_INT(1, mv_p->watched);
+    /* a second wake finds it woken already, and does nothing */
+    kpni_inbox_wake(mv_by, mv_p, mv_c, KPN_PROC_BLOCKED_READ);
+    TEST_ASSERT_TRUE(r1->inbox == NULL);
+    TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, mv_p->state);
+}
+
 /* A walk put off that has gone stale, its process woken since, is made
  * when that process blocks again: here on a read from its own channel,
  * a true deadlock of one process, whose walk takes every lock and makes
