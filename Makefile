@@ -208,9 +208,10 @@ valgrind:
 	sh tools/cmocka/run_suite.sh total build/posix-vg/results
 
 # Line and branch coverage of src/ and port/ over the suite on every port;
-# fails below COV_LINES % of lines or COV_BRANCHES % of branches.
+# fails below COV_LINES % of lines or COV_BRANCHES % of branches.  Each
+# branch of the source counts once: the build forces nothing in line.
 COV_LINES ?= 90
-COV_BRANCHES ?= 85
+COV_BRANCHES ?= 88
 coverage:
 	@sh tools/deps.sh test gcovr
 	@sh tools/coverage.sh $(COV_LINES) $(COV_BRANCHES) $(PORTS)
