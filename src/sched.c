@@ -252,7 +252,7 @@ static KPNI_INLINE void park_switch(kpni_runner *r, kpn_proc *self, int mt, kpn_
     }
     if (next != NULL) {
         dispatch(r, next);
-        if (next != self) /* else woken from r's inbox as it parked */
+        if (!mt || next != self) /* else woken from r's inbox as it parked */
             SWITCH(KPNI_CTX(r, self), KPNI_CTX(r, next), FIBER(next), FIBER(self));
     } else {
         KPNI_STORE(&r->current, (kpn_proc *)NULL);
