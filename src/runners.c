@@ -420,6 +420,19 @@ static int set_awake(kpn_net *net, kpni_runner *r)
     return was;
 }
 
+/* r, counted idle: it says it spins, then looks at its inbox, as a
+ * waker that pushes there then looks at 'sleeping' (sequentially
+ * consistent, both): one of the two sees the other.  1 if a process is
+ * there, and r awake again to queue it. */
+static int spin_unless_woken(kpn_net *net, kpni_runner *r)
+{
+    __atomic_store_n(&r->sleeping, KPNI_SPINNING, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&r->inbox, __ATOMIC_SEQ_CST) == NULL)
+        return 0;
+    (void)set_awake(net, r);
+    return 1;
+}
+
 static void wake_runner(kpn_net *net, kpni_runner *r)
 {
     if (set_awake(net, r) == KPNI_ASLEEP)
@@ -1458,12 +1471,8 @@ int kpni_runners_idle(kpni_runner *r)
      * not yet spinning (a halt's, which takes none, may, as below). */
     if (idle_alone(r)) {
         if (__atomic_add_fetch(&net->idle, 1u, __ATOMIC_ACQ_REL) < net->nrunners) {
-            /* then the inbox: a waker pushes, then looks at 'sleeping' */
-            __atomic_store_n(&r->sleeping, KPNI_SPINNING, __ATOMIC_SEQ_CST);
-            if (__atomic_load_n(&r->inbox, __ATOMIC_SEQ_CST) != NULL) {
-                (void)set_awake(net, r);
+            if (spin_unless_woken(net, r))
                 return 1;
-            }
             kpni_unlock(r);
             goto spin;
         }
@@ -1503,9 +1512,7 @@ int kpni_runners_idle(kpni_runner *r)
     /* counted before it says so: a waker that sees it idle (a halt's
      * takes no lock) then always finds it counted */
     __atomic_fetch_add(&net->idle, 1u, __ATOMIC_ACQ_REL);
-    __atomic_store_n(&r->sleeping, KPNI_SPINNING, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&r->inbox, __ATOMIC_SEQ_CST) != NULL) { /* as above */
-        (void)set_awake(net, r);
+    if (spin_unless_woken(net, r)) {
         kpni_lock_down(r);
         return 1;
     }
@@ -1687,8 +1694,7 @@ int kpni_runners_solo(kpni_runner *r)
     r->mt = 0;
     kpni_own_set(r, 0);
     kpni_unbias(r);
-    if (__atomic_load_n(&r->inbox, __ATOMIC_ACQUIRE) != NULL)
-        kpni_inbox_take(r);
+    kpni_inbox_drain(r);
     kpni_sched_drain(r);
     /* solo in a window on one part, every block looks (block_any) */
     r->slow_reads = one && net->trial == KPNI_TRIAL_HALF;
