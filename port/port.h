@@ -82,7 +82,11 @@ size_t kpn_port_thread_stack_min(void);
 
 /* Start 'fn(arg)' on a new OS thread running on the stack [stack, stack +
  * size) (16-aligned, at least kpn_port_thread_stack_min bytes).  Returns
- * 0, or nonzero if the OS refused (the thread does not exist then). */
+ * 0, or nonzero if the OS refused (the thread does not exist then).  The
+ * caller goes on to run runner 0: where the OS would leave the thread
+ * waiting for the caller's CPU, the port may start it on another, as
+ * long as 'fn' may then run wherever the caller may (the pthread port
+ * does so on Linux). */
 int kpn_port_thread_start(kpn_port_thread *t, void *stack, size_t size,
                           void (*fn)(void *), void *arg);
 

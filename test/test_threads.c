@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "unity.h"
 #include "kpn.h"
@@ -422,6 +423,111 @@ void test_cpus_are_those_the_thread_may_run_on(void)
     TEST_ASSERT_EQUAL_UINT(1, n);
 #else
     TEST_ASSERT_TRUE(n >= 1);
+#endif
+}
+
+#if defined(__linux__)
+struct placed {
+    cpu_set_t may;  /* the thread's affinity as its function starts */
+    int first;      /* the CPU it started on */
+    int got;        /* sched_getaffinity succeeded */
+    int ran;        /* flag_set once 'first' and 'may' are written */
+};
+
+static void placed_main(void *arg)
+{
+    struct placed *p = arg;
+
+    p->first = sched_getcpu();
+    p->got = sched_getaffinity(0, sizeof p->may, &p->may) == 0;
+    flag_set(&p->ran, 1);
+}
+
+/* Start a thread from a starter bound to 'set', which stays busy until
+ * the thread runs, as the caller of kpn_run goes on to run runner 0; 0
+ * if the starter could not be bound.  'stayed': the starter was on one
+ * CPU throughout, which '*cpu' then names. */
+static int start_bound(const cpu_set_t *set, struct placed *p, int *cpu, int *stayed)
+{
+    cpu_set_t was;
+    int before, after;
+
+    TEST_ASSERT_EQUAL_INT(0, sched_getaffinity(0, sizeof was, &was));
+    if (sched_setaffinity(0, sizeof *set, set) != 0)
+        return 0;
+    /* idle first, as a program between two runs: the other CPUs go idle,
+     * where a new thread waits longest on its creator's */
+    {
+        struct timespec nap = {0, 10 * 1000 * 1000};
+
+        (void)nanosleep(&nap, NULL);
+    }
+    before = sched_getcpu();
+    start(0, placed_main, p);
+    while (!flag_get(&p->ran))
+        ;
+    after = sched_getcpu();
+    kpn_port_thread_join(thread_at(0));
+    TEST_ASSERT_EQUAL_INT(0, sched_setaffinity(0, sizeof was, &was)); /* as it was */
+    *cpu = before;
+    *stayed = before == after;
+    return 1;
+}
+#endif
+
+/* A runner thread starts off its starter's CPU where the starter may
+ * run on others (Linux puts a new thread on its creator's CPU, where it
+ * waits for the next tick while the creator runs runner 0:
+ * thread_pthread.c, "Starting on another CPU"), and then may run
+ * wherever its starter may, as any thread it started would. */
+void test_a_thread_starts_off_its_starters_cpu_and_then_may_run_where_it_may(void)
+{
+#if defined(__linux__)
+    static struct placed p;
+    cpu_set_t all, two, one;
+    int cpu, a = -1, b = -1, stayed, i;
+
+    TEST_ASSERT_EQUAL_INT(0, sched_getaffinity(0, sizeof all, &all));
+    for (i = 0; i < CPU_SETSIZE && b < 0; ++i)
+        if (CPU_ISSET(i, &all)) {
+            if (a < 0)
+                a = i;
+            else
+                b = i;
+        }
+
+    /* bound to one CPU: the thread starts there, bound to it */
+    CPU_ZERO(&one);
+    CPU_SET(a, &one);
+    memset(&p, 0, sizeof p);
+    TEST_ASSERT_TRUE(start_bound(&one, &p, &cpu, &stayed));
+    TEST_ASSERT_TRUE(p.got);
+    TEST_ASSERT_TRUE(CPU_EQUAL(&one, &p.may));
+    TEST_ASSERT_EQUAL_INT(a, p.first);
+    if (b < 0)
+        TEST_IGNORE_MESSAGE("one CPU: nowhere else to start");
+
+    /* bound to two: the other one first, then both */
+    CPU_ZERO(&two);
+    CPU_SET(a, &two);
+    CPU_SET(b, &two);
+    for (i = 0; i < 8; ++i) {
+        memset(&p, 0, sizeof p);
+        TEST_ASSERT_TRUE(start_bound(&two, &p, &cpu, &stayed));
+        TEST_ASSERT_TRUE(p.got);
+        TEST_ASSERT_TRUE(CPU_EQUAL(&two, &p.may));
+        TEST_ASSERT_TRUE(p.first == a || p.first == b);
+        if (stayed) /* else the port may have kept it off either */
+            TEST_ASSERT_TRUE(p.first != cpu);
+    }
+
+    /* unbound: it may run wherever the starter may */
+    memset(&p, 0, sizeof p);
+    TEST_ASSERT_TRUE(start_bound(&all, &p, &cpu, &stayed));
+    TEST_ASSERT_TRUE(p.got);
+    TEST_ASSERT_TRUE(CPU_EQUAL(&all, &p.may));
+#else
+    TEST_IGNORE_MESSAGE("no CPU affinity to look at");
 #endif
 }
 

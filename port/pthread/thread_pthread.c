@@ -78,6 +78,7 @@ struct kpn_port_thread {
     pthread_t id;
     void (*fn)(void *);
     void *arg;
+    int apart; /* the CPU the thread was kept off as it started, or -1 */
 };
 
 /*
@@ -186,12 +187,74 @@ size_t kpn_port_thread_stack_min(void)
     return ROUND16(min);
 }
 
+/*
+ * Starting on another CPU
+ * -----------------------
+ * Linux puts a new thread on its creator's CPU, and where the other CPUs
+ * are idle it runs there only once the creator is preempted, at the next
+ * scheduler tick (4 ms at 250 Hz), then shares that CPU with it until a
+ * balancing pass moves one of them, 3 to 20 ms more on a 2-CPU guest.
+ * The caller of kpn_run runs runner 0 at once, so for the first
+ * milliseconds of a run the other runners either do not run or take
+ * turns with it (a net that goes solo, such as a ring with one token,
+ * waits that long for the other runner to run and sleep:
+ * docs/runners.md).  So a runner thread starts with the caller's CPU
+ * taken out of its affinity, so that the kernel starts it on another,
+ * idle, CPU (in about 0.1 ms), and its first act puts the CPU back:
+ * from then on it may run anywhere the caller may, as it would have
+ * with no hint.  Where the caller may run on one CPU only, or the
+ * C library has no affinity in its thread attributes, it starts as any
+ * thread does.
+ */
+#if defined(__linux__) && defined(__GLIBC__) && defined(CPU_COUNT)
+#define START_APART 1
+#else
+#define START_APART 0
+#endif
+
 static void *thread_main(void *self)
 {
     struct kpn_port_thread *t = self;
 
+#if START_APART
+    if (t->apart >= 0) {
+        cpu_set_t set;
+
+        /* what the caller's own affinity was; a failure leaves the
+         * thread where it may start, which is only slower */
+        if (sched_getaffinity(0, sizeof set, &set) == 0) {
+            CPU_SET(t->apart, &set);
+            (void)sched_setaffinity(0, sizeof set, &set);
+        }
+    }
+#endif
     t->fn(t->arg);
     return NULL;
+}
+
+/* Keep the thread 'attr' starts off the caller's CPU ("Starting on
+ * another CPU", above); 1 if 'attr' now says so. */
+static int start_apart(struct kpn_port_thread *t, pthread_attr_t *attr)
+{
+    t->apart = -1;
+#if START_APART
+    {
+        cpu_set_t set;
+        int cpu = sched_getcpu();
+
+        if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof set, &set) != 0 ||
+            !CPU_ISSET(cpu, &set) || CPU_COUNT(&set) < 2)
+            return 0;
+        CPU_CLR(cpu, &set);
+        if (pthread_attr_setaffinity_np(attr, sizeof set, &set) != 0)
+            return 0;
+        t->apart = cpu;
+        return 1;
+    }
+#else
+    (void)attr;
+    return 0;
+#endif
 }
 
 /*
@@ -243,7 +306,21 @@ int kpn_port_thread_start(kpn_port_thread *t, void *stack, size_t size,
 #endif
         status = pthread_sigmask(SIG_SETMASK, &blocked, &saved);
         if (status == 0) {
+            int apart = start_apart(t, &attr);
+
             status = pthread_create(&t->id, &attr, thread_main, t);
+            if (status != 0 && apart) {
+                /* the kernel refused the affinity (the CPUs changed, an
+                 * emulator): start it as any thread */
+                pthread_attr_t plain;
+
+                t->apart = -1;
+                if (pthread_attr_init(&plain) == 0) {
+                    if (pthread_attr_setstack(&plain, (void *)low, (size_t)(high - low)) == 0)
+                        status = pthread_create(&t->id, &plain, thread_main, t);
+                    (void)pthread_attr_destroy(&plain);
+                }
+            }
             (void)pthread_sigmask(SIG_SETMASK, &saved, NULL);
         }
     }
