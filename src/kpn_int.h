@@ -1049,11 +1049,15 @@ static inline void kpni_lock(kpni_runner *r)
         kpni_lock_spin(r);
 }
 
-/* r's own thread: r's lock, taken either way (kpni_lock_block). */
+/* r's own thread: r's lock, taken either way (kpni_lock_block).  The
+ * lock word first: held by 'inside', the lock is not in it, and a
+ * thread that waits for 'inside' to clear takes it with the exchange as
+ * soon as it does; the other order would then clear the lock under that
+ * thread, and r's next block would take it by 'inside' a second time. */
 static inline void kpni_unlock(kpni_runner *r)
 {
-    __atomic_store_n(&r->inside, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&r->lock, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&r->inside, 0, __ATOMIC_RELEASE);
     KPNI_FUZZ_YIELD();
 }
 
