@@ -257,6 +257,27 @@ static int start_apart(struct kpn_port_thread *t, pthread_attr_t *attr)
 #endif
 }
 
+/* Take back what start_apart said on 'attr': the kernel refused it (the
+ * CPUs changed meanwhile, an emulator), so start the thread as any
+ * thread.  1 if 'attr' now says nothing of CPUs. */
+static int start_anywhere(struct kpn_port_thread *t, pthread_attr_t *attr)
+{
+    t->apart = -1;
+#if START_APART
+    {
+        cpu_set_t none;
+
+        /* glibc: a size of 0 clears the attribute's affinity (the set
+         * is not read, but declared not null) */
+        CPU_ZERO(&none);
+        return pthread_attr_setaffinity_np(attr, 0, &none) == 0;
+    }
+#else
+    (void)attr;
+    return 0;
+#endif
+}
+
 /*
  * The new thread starts with every asynchronous signal blocked (it
  * inherits the mask in force at pthread_create).  A runner may be on a
@@ -309,18 +330,8 @@ int kpn_port_thread_start(kpn_port_thread *t, void *stack, size_t size,
             int apart = start_apart(t, &attr);
 
             status = pthread_create(&t->id, &attr, thread_main, t);
-            if (status != 0 && apart) {
-                /* the kernel refused the affinity (the CPUs changed, an
-                 * emulator): start it as any thread */
-                pthread_attr_t plain;
-
-                t->apart = -1;
-                if (pthread_attr_init(&plain) == 0) {
-                    if (pthread_attr_setstack(&plain, (void *)low, (size_t)(high - low)) == 0)
-                        status = pthread_create(&t->id, &plain, thread_main, t);
-                    (void)pthread_attr_destroy(&plain);
-                }
-            }
+            if (status != 0 && apart && start_anywhere(t, &attr))
+                status = pthread_create(&t->id, &attr, thread_main, t);
             (void)pthread_sigmask(SIG_SETMASK, &saved, NULL);
         }
     }
