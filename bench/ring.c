@@ -9,7 +9,10 @@
  * it has made 'trips' round trips; every other process forwards whatever
  * arrives.  A hop is one [send -> switch -> receive] transaction, the
  * figure the papers report.  When process 0 returns its output closes,
- * and the EOF travels round the ring so every process exits.
+ * and the EOF travels round the ring so every process exits.  Process 0
+ * counts the tokens it gets back and checks they come in the order it
+ * sent them (0, 1, ..., tokens - 1, 0, ...): a run that ends short, or
+ * with the tokens out of order, fails the program.
  */
 
 struct ring_proc {
@@ -18,6 +21,7 @@ struct ring_proc {
 
 static long long trips, tokens;
 static double started, stopped;
+static long long returned, misordered; /* process 0's, read after the run */
 
 /*
  * Each process copies its two handles into locals, so they live in
@@ -28,18 +32,24 @@ static void first(void *arg)
 {
     const struct ring_proc *rp = arg;
     kpn_chan *in = rp->in, *out = rp->out;
-    long long i, total = trips * tokens;
-    int t;
+    long long i, total = trips * tokens, bad = 0;
+    int t, expect = 0;
 
     started = bench_now();
     for (t = 0; t < tokens; ++t)
         kpn_send(out, &t);
     for (i = 0; i < total; ++i) {
-        kpn_recv(in, &t);
+        if (kpn_recv(in, &t) != KPN_OK)
+            break;
+        bad += t != expect;
+        if (++expect == tokens)
+            expect = 0;
         if (i < total - tokens)
             kpn_send(out, &t);
     }
     stopped = bench_now();
+    returned = i;
+    misordered = bad;
 }
 
 static void forward(void *arg)
@@ -134,8 +144,19 @@ int main(int argc, char **argv)
                                 (size_t)opt[CAPACITY].value));
         for (i = 0; i < n; ++i)
             rp[i].in = rp[i == 0 ? n - 1 : i - 1].out;
+        returned = misordered = -1;
         bench_run(net);
         BENCH_CHECK(kpn_net_stats(net, &st));
+        if (returned != trips * tokens || misordered != 0) {
+            if (returned < 0)
+                bench_note("run %d: the run ended before process 0 had its tokens back",
+                           run + 1);
+            else
+                bench_note("run %d: process 0 had %lld of %lld tokens back, %lld out of order",
+                           run + 1, returned, trips * tokens, misordered);
+            bench_note("verification failed");
+            return 1;
+        }
         hops = n * trips * tokens;
         ns[run] = (stopped - started) * 1e9 / (double)hops;
         bench_note("run %d/%d: %.1f ns/hop", run + 1, runs, ns[run]);
@@ -144,7 +165,7 @@ int main(int argc, char **argv)
     bench_result("procs=%lld hops=%lld ns_per_hop=%.1f port=%s trips=%lld tokens=%lld "
                  "capacity=%lld resolve=%lld runners=%u policy=%s runs=%d switches=%llu "
                  "detections=%llu steals=%llu placements=%llu placements_dropped=%llu "
-                 "placement_runners=%u",
+                 "placement_runners=%u verified=1",
                  n, hops, bench_median(ns, runs), KPN_BENCH_PORT, trips, tokens,
                  opt[CAPACITY].value, opt[RESOLVE].value, cfg.runners, opt[POLICY].text, runs,
                  (unsigned long long)st.switches, (unsigned long long)st.detections,
