@@ -213,6 +213,7 @@ void test_a_start_refused_everywhere_returns_the_refusal_and_changes_nothing(voi
 #if INTERPOSED
     static struct seen s;
     sigset_t before, after;
+    int sig;
 
     TEST_ASSERT_EQUAL_INT(0, pthread_sigmask(SIG_SETMASK, NULL, &before));
     refuse_from_now(REFUSE_ALL);
@@ -220,8 +221,8 @@ void test_a_start_refused_everywhere_returns_the_refusal_and_changes_nothing(voi
     TEST_ASSERT_EQUAL_INT(two_cpus() ? 2 : 1, creates);
     TEST_ASSERT_EQUAL_INT(creates, refused);
     TEST_ASSERT_EQUAL_INT(0, pthread_sigmask(SIG_SETMASK, NULL, &after));
-    TEST_ASSERT_EQUAL_INT(1, sigismember(&after, SIGUSR1) == sigismember(&before, SIGUSR1));
-    TEST_ASSERT_EQUAL_INT(1, sigismember(&after, SIGINT) == sigismember(&before, SIGINT));
+    for (sig = 1; sig < 32; ++sig) /* the port blocks them all while it creates */
+        TEST_ASSERT_EQUAL_INT(sigismember(&before, sig), sigismember(&after, sig));
 
     memset(&s, 0, sizeof s);
     refuse_from_now(REFUSE_NONE);
@@ -270,7 +271,7 @@ static void reader(void *arg)
     }
 }
 
-/* A writer and a reader of capacity-1 channel, one on each runner, so
+/* A writer and a reader of a channel of capacity 1, one on each runner, so
  * that the second runner's thread has work to do. */
 static void build(struct pair *p)
 {
