@@ -414,7 +414,9 @@ static int set_awake(kpn_net *net, kpni_runner *r)
     int was = __atomic_exchange_n(&r->sleeping, KPNI_AWAKE, __ATOMIC_ACQ_REL);
 
     /* two wakers (or a waker and r itself) may race here: the one that
-     * saw it idle counts it awake */
+     * saw it idle counts it awake (the moment between the two is what
+     * the decision that the net is at rest allows for: kpni_runners_idle) */
+    KPNI_FUZZ_YIELD();
     if (was != KPNI_AWAKE)
         __atomic_fetch_sub(&net->idle, 1u, __ATOMIC_RELAXED);
     return was;
@@ -1504,6 +1506,20 @@ int kpni_runners_idle(kpni_runner *r)
         for (i = 0; i < net->nrunners; ++i)
             if (__atomic_load_n(&net->runners[i].inbox, __ATOMIC_SEQ_CST) != NULL) {
                 wake_runner(net, &net->runners[i]);
+                kpni_lock_down(r);
+                return 1;
+            }
+        /* Nor while another runner is awake.  A waker through an inbox
+         * holds no lock: between its exchange of 'sleeping' and its
+         * decrement of the count (set_awake) the runner it woke may
+         * empty its inbox, run, block and count itself idle again, so
+         * that the count is one too high while the waker's runner runs.
+         * Under every lock, a runner counted idle has said it spins or
+         * sleeps (it counts itself and says so under its lock), so one
+         * that is awake is that moment's. */
+        for (i = 0; i < net->nrunners; ++i)
+            if (&net->runners[i] != r &&
+                __atomic_load_n(&net->runners[i].sleeping, __ATOMIC_SEQ_CST) == KPNI_AWAKE) {
                 kpni_lock_down(r);
                 return 1;
             }
