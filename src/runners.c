@@ -733,12 +733,10 @@ static void wake_missed(kpni_runner *r)
          * the net come to rest and the run end; woken now, p would be
          * left ready after it. */
         kpni_lock_all(r);
-        /* p may have moved: not one on another runner that is 'own',
-         * whose thread may be waking it with no lock (its partner's
-         * flush finds it).  r's own thread runs nothing now, and r may
-         * be own while it idles (KPN_POLICY_STATIC: sched.c). */
-        if ((KPNI_LOAD(&p->runner) == r || !KPNI_OWN(KPNI_LOAD(&p->runner))) &&
-            KPNI_LOAD(&p->state) == why &&
+        /* p may have moved: not one on a runner that is 'own', whose
+         * thread may be waking it with no lock (its partner's flush
+         * finds it) */
+        if (!KPNI_OWN(KPNI_LOAD(&p->runner)) && KPNI_LOAD(&p->state) == why &&
             KPNI_LOAD(&p->wait) == c &&
             !kpni_chan_must_block(c, (kpn_proc_state)why))
             kpni_inbox_wake(why == KPN_PROC_BLOCKED_READ ? c->writer : c->reader, p, c,
