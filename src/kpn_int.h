@@ -930,10 +930,15 @@ static inline int kpni_proc_blocked(const kpn_proc *p)
 
 /* The wait-for edge of a blocked process: the other end of the channel it
  * waits on, the only process that can release it (channels are 1:1).
- * Read under a runner's lock with several runners. */
+ * Read under a runner's lock with several runners, where a runner whose
+ * look at 'p' has gone stale may still try to claim it (runners.c,
+ * kpni_inbox_wake): its compare-and-swap meets 'wait', so both words
+ * are loaded as the shared words they are. */
 static inline kpn_proc *kpni_proc_waits_for(const kpn_proc *p)
 {
-    return p->state == KPN_PROC_BLOCKED_READ ? p->wait->writer : p->wait->reader;
+    const kpn_chan *c = KPNI_LOAD(&p->wait);
+
+    return KPNI_LOAD(&p->state) == KPN_PROC_BLOCKED_READ ? c->writer : c->reader;
 }
 
 /* Whether a process woken from 'why' joins the waker's runner: the rule
@@ -1139,6 +1144,7 @@ void kpni_unbias(kpni_runner *r);
 void kpni_inbox_take(kpni_runner *r);
 void kpni_runners_mark(kpn_net *net);
 void kpni_runners_look_flipped(kpni_runner *r, kpn_proc *self);
+void kpni_runners_wake_missed(kpni_runner *r);
 void kpni_place_live(kpn_net *net);
 kpn_status kpni_runners_run(kpn_net *net);
 /* The runners the placement in force uses (cfg.learn); 0: none in force */

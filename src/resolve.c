@@ -43,13 +43,26 @@
  * docs/resolver.md gives the argument in full.
  */
 
+/* The member after 'p' on a cycle found under every lock.  The members
+ * stay blocked: a runner whose look at one has gone stale may still try
+ * to claim it (runners.c, kpni_inbox_wake), but the channel that look
+ * names is not the one the member waits on, whose other end is blocked,
+ * not claiming, and the claim fails. */
+static kpn_proc *member_next(const kpn_proc *p)
+{
+    const kpn_chan *c = KPNI_LOAD(&p->wait);
+
+    KPN_ASSERT(c != NULL && !KPNI_IS_CLAIMED(c) && c != KPNI_MOVING);
+    return kpni_proc_waits_for(p);
+}
+
 static void record_true_deadlock(kpn_net *net, kpn_proc *member)
 {
     kpn_proc *p = member;
 
     do {
         p->dead = 1;
-        p = kpni_proc_waits_for(p);
+        p = member_next(p);
     } while (p != member);
     if (net->true_deadlocks < KPNI_DEADLOCK_RECORDS)
         net->deadlocks[net->true_deadlocks] = member;
@@ -74,10 +87,12 @@ static kpn_chan *smallest_full(kpn_proc *member)
     kpn_proc *p = member;
 
     do {
-        if (p->state == KPN_PROC_BLOCKED_WRITE &&
-            (smallest == NULL || p->wait->cap < smallest->cap))
-            smallest = p->wait;
-        p = kpni_proc_waits_for(p);
+        kpn_chan *c = KPNI_LOAD(&p->wait);
+
+        if (KPNI_LOAD(&p->state) == KPN_PROC_BLOCKED_WRITE &&
+            (smallest == NULL || c->cap < smallest->cap))
+            smallest = c;
+        p = member_next(p);
     } while (p != member);
     return smallest;
 }

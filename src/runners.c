@@ -709,7 +709,7 @@ void kpni_runners_look_flipped(kpni_runner *r, kpn_proc *self)
  * at it without a fence (chan.c, release_cross) and may have missed it in
  * the instant it parked; the partner's own next block or message would
  * find it too, but an idle runner looks now. */
-static void wake_missed(kpni_runner *r)
+void kpni_runners_wake_missed(kpni_runner *r)
 {
     unsigned i;
 
@@ -733,10 +733,12 @@ static void wake_missed(kpni_runner *r)
          * the net come to rest and the run end; woken now, p would be
          * left ready after it. */
         kpni_lock_all(r);
-        /* p may have moved: not one on a runner that is 'own', whose
-         * thread may be waking it with no lock (its partner's flush
-         * finds it) */
-        if (!KPNI_OWN(KPNI_LOAD(&p->runner)) && KPNI_LOAD(&p->state) == why &&
+        /* p may have moved: not one on another runner that is 'own',
+         * whose thread may be waking it with no lock (its partner's
+         * flush finds it).  r's own thread runs nothing now, and r may
+         * be own while it idles (KPN_POLICY_STATIC: sched.c). */
+        if ((KPNI_LOAD(&p->runner) == r || !KPNI_OWN(KPNI_LOAD(&p->runner))) &&
+            KPNI_LOAD(&p->state) == why &&
             KPNI_LOAD(&p->wait) == c &&
             !kpni_chan_must_block(c, (kpn_proc_state)why))
             kpni_inbox_wake(why == KPN_PROC_BLOCKED_READ ? c->writer : c->reader, p, c,
@@ -1538,7 +1540,7 @@ spin:
         cpu_relax();
         if (spin % 128 == 0) {
             kpn_port_yield(); /* a runner sharing this CPU goes first */
-            wake_missed(r);
+            kpni_runners_wake_missed(r);
             /* a process left queued alone elsewhere may have waited
              * long enough now (takeable); a while, then sleep */
             if (r->lone != NULL && r->lone_looks++ < KPNI_IDLE_SPINS / 128) {
@@ -1552,7 +1554,7 @@ spin:
                                     __ATOMIC_ACQUIRE)) {
         /* One last look after the fence the exchange made: a process
          * made ready here, on this runner, posts the semaphore at once. */
-        wake_missed(r);
+        kpni_runners_wake_missed(r);
         r->sleeps++;
         KPNI_STORE(&r->fruitless, r->switches != r->woke_switches ? 0u
                                   : r->fruitless + (r->fruitless < KPNI_FRUITLESS));

@@ -637,8 +637,12 @@ void kpni_sched_loop(kpni_runner *r)
             kpni_runners_unsolo(r, 0);
             kpni_lock(r);
         }
-        /* none of r's processes runs: another runner may move them */
-        KPNI_OWN_CLEAR(r);
+        /* none of r's processes runs: another runner may move them,
+         * but for a placement given (KPN_POLICY_STATIC), where nothing
+         * moves: r stays own, so that a wake from another runner that
+         * is own comes through r's inbox (kpni_runners_wake_missed) */
+        if (net->cfg.policy != KPN_POLICY_STATIC)
+            KPNI_OWN_CLEAR(r);
         kpni_unbias(r);
         if (KPNI_MT(r))
             kpni_inbox_drain(r);

@@ -1161,6 +1161,64 @@ void test_a_wake_from_another_runner_waits_for_a_move_to_end(void)
     TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, mv_p->state);
 }
 
+/* An idle runner's look at the processes parked on crossing channels
+ * (kpni_runners_wake_missed), white-box: p, blocked reading a crossing
+ * channel that holds a message its writer's look missed, is claimed and
+ * pushed on its runner's inbox.  The idle runner takes its own
+ * processes whether it is own or not (rounds 0 and 1: under
+ * KPN_POLICY_STATIC it stays own as it idles, and its thread runs none
+ * of them then), and one that has moved to another runner only where
+ * that runner is not own (round 3): an own runner's thread may be waking
+ * it with no lock, and its partner's flush finds it (round 2). */
+void test_an_idle_runner_wakes_its_own_parked_process_own_or_not(void)
+{
+    kpn_proc *p, *q;
+    kpn_chan *c;
+    kpni_runner *r0, *r1, *home;
+    int round;
+
+    for (round = 0; round < 4; ++round) {
+        init(2, round < 2 ? KPN_POLICY_STATIC : KPN_POLICY_WS, KPN_WAKE_LAST);
+        q = spawn_on("q", idle, NULL, round < 2 ? 1 : 0);
+        p = spawn_on("p", idle, NULL, round < 2 ? 0 : 1);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, q, p, sizeof(int), 1));
+        r0 = &net->runners[0];
+        r1 = &net->runners[1];
+        home = round < 2 ? r0 : r1;
+        TEST_ASSERT_TRUE(p->runner == home);
+        kpni_queue_unlink(home, p); /* blocked, below: on no queue */
+        kpni_chan_set_cross(c, 1);
+        r0->sleeping = r1->sleeping = KPNI_AWAKE;
+        p->state = KPN_PROC_BLOCKED_READ;
+        p->wait = c;
+        q->watched = 0;
+        KPNI_WAITING(c, KPN_PROC_BLOCKED_READ) = 1;
+        c->sent = 1; /* q's message, whose look at p came too soon */
+        r0->parked_cross[0] = p;
+        r0->own = round == 0;
+        r1->own = round == 2;
+
+        kpni_runners_wake_missed(r0);
+        r0->own = r1->own = 0;
+        if (round == 2) {
+            TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_READ, p->state);
+            TEST_ASSERT_TRUE(p->wait == c);
+            TEST_ASSERT_NULL(r0->inbox);
+            TEST_ASSERT_NULL(r1->inbox);
+            continue;
+        }
+        TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, p->state);
+        TEST_ASSERT_TRUE(p->wait == KPNI_CLAIMED);
+        TEST_ASSERT_TRUE(home->inbox == p);
+        TEST_ASSERT_NULL((home == r0 ? r1 : r0)->inbox);
+        TEST_ASSERT_EQUAL_size_t(0, KPNI_WAITING(c, KPN_PROC_BLOCKED_READ));
+        TEST_ASSERT_EQUAL_INT(0, r0->lock);
+        TEST_ASSERT_EQUAL_INT(0, r1->lock);
+        kpni_inbox_take(home);
+        TEST_ASSERT_TRUE(home->head == p && p->wait == NULL);
+    }
+}
+
 /* A walk put off that has gone stale, its process woken since, is made
  * when that process blocks again: here on a read from its own channel,
  * a true deadlock of one process, whose walk takes every lock and makes
