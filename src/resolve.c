@@ -53,7 +53,7 @@ static kpn_proc *member_next(const kpn_proc *p)
     const kpn_chan *c = KPNI_LOAD(&p->wait);
 
     KPN_ASSERT(c != NULL && !KPNI_IS_CLAIMED(c) && c != KPNI_MOVING);
-    return kpni_proc_waits_for(p);
+    return KPNI_LOAD(&p->state) == KPN_PROC_BLOCKED_READ ? c->writer : c->reader;
 }
 
 static void record_true_deadlock(kpn_net *net, kpn_proc *member)
