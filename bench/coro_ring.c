@@ -8,17 +8,19 @@
 
 /*
  * No kpn above the port here.  N coroutines in a ring, each a stack
- * whose top line holds its context, a link to the next and a one-word
- * slot; a hop writes the token into the next one's slot, asks for the
- * lines of the one after that (as kpn's wake asks for those of the
- * process it makes ready; --prefetch=0 leaves that out) and switches
- * straight to the next.  No channel, no queue, no checks, no counters,
+ * whose top line holds its context, a link to the next, one to the
+ * coroutine --ahead hops on and a one-word slot; a hop writes the token
+ * into the next one's slot, asks for the lines of the one --ahead hops
+ * on (by default two: the one after the next, as kpn's wake asks for
+ * those of the process it makes ready; --prefetch=0 leaves that out)
+ * and switches straight to the next.  No channel, no queue, no checks, no counters,
  * no resolver: what a hop costs with the port's switch on kpn's layout
  * (each stack top on a line of its own, staggered over 8 lines as kpn
  * staggers them), and nothing else.  Beside bench/ring at the same size the difference is
  * kpn's, and how the hop grows with the ring says how much of
  * bench/ring's step from 1 000 to 10 000 processes the machine's caches
- * would take from any runtime (docs/benchmarks.md, "Large nets").
+ * would take from any runtime (docs/benchmarks.md, "Large nets"); a
+ * larger --ahead, how much of that step asking earlier takes back.
  */
 
 /* STAGGER: kpn's own cycle of stack tops (src/proc.c, STAGGER_CYCLE) */
@@ -27,6 +29,7 @@ enum { LINE = BARE_LINE, STAGGER = 8 };
 /* Above each stack's top, right after its context. */
 struct coro {
     struct coro *next;
+    struct coro *far; /* --ahead hops on */
     long long slot; /* the token as the one before passed it on */
 };
 
@@ -53,7 +56,7 @@ static void hop(void *arg)
         if (prefetch) {
             /* its slot and the two lines below its stack's top, where
              * it saved its registers */
-            const unsigned char *top = (const unsigned char *)ctx_of(next->next);
+            const unsigned char *top = (const unsigned char *)ctx_of(self->far);
 
             __builtin_prefetch(top + ctx_room, 1);
             __builtin_prefetch(top - LINE, 1);
@@ -72,10 +75,12 @@ int main(int argc, char **argv)
         {"stack", "stack bytes per coroutine (rounded up to 64)", 4096, NULL, KPN_STACK_MIN,
          1 << 24},
         {"runs", "timed runs; the median is reported", 5, NULL, 1, 1000},
-        {"prefetch", "1: each hop asks for the lines of the coroutine two hops on, as kpn's "
-                     "wake does; 0: it asks for nothing", 1, NULL, 0, 1},
+        {"prefetch", "1: each hop asks for the lines of the coroutine --ahead hops on; 0: it "
+                     "asks for nothing", 1, NULL, 0, 1},
+        {"ahead", "hops on to the coroutine whose lines a hop asks for (2: the one after the "
+                  "next, as kpn's wake asks for)", 2, NULL, 1, 1000},
     };
-    enum { PROCS, TRIPS, STACK, RUNS, PREFETCH };
+    enum { PROCS, TRIPS, STACK, RUNS, PREFETCH, AHEAD };
     double ns[1000], t0;
     long long n, i;
     size_t stack, stride;
@@ -121,6 +126,14 @@ int main(int argc, char **argv)
             prev = c;
         }
         prev->next = first;
+        {
+            struct coro *c = first, *far = first;
+
+            for (i = 0; i < opt[AHEAD].value; ++i)
+                far = far->next;
+            for (i = 0; i < n; ++i, c = c->next, far = far->next)
+                c->far = far;
+        }
         t0 = bench_now();
         kpn_port_switch(bare_host_ctx(), ctx_of(first));
         ns[run] = (bench_now() - t0) * 1e9 / (double)(n * trips);
@@ -129,8 +142,8 @@ int main(int argc, char **argv)
         bench_note("run %d/%d: %.1f ns/hop", run + 1, runs, ns[run]);
     }
     bench_result("procs=%lld hops=%lld ns_per_hop=%.1f port=%s trips=%lld stack=%zu runs=%d "
-                 "prefetch=%d verified=%d",
+                 "prefetch=%d ahead=%lld verified=%d",
                  n, n * trips, bench_median(ns, runs), KPN_BENCH_PORT, trips, stack, runs,
-                 prefetch, verified);
+                 prefetch, opt[AHEAD].value, verified);
     return verified ? 0 : 1;
 }

@@ -415,6 +415,12 @@ enum { KPNI_TRIAL_NONE, KPNI_TRIAL_BASE, KPNI_TRIAL_ON, KPNI_TRIAL_HALF, KPNI_TR
  * on the runner it leaves, before that end next blocks (runners.c). */
 #define KPNI_FLIPS 8
 
+/* A net of KPNI_AHEAD_PROCS processes or more is taken for one whose
+ * hops reach beyond the core's caches, and a wake there asks for the
+ * lines of the process KPNI_AHEAD wakes on (kpni_sched_look_ahead). */
+#define KPNI_AHEAD 16u
+#define KPNI_AHEAD_PROCS 4096u
+
 /* Wakes in a row that found nothing to run, after which an idle runner
  * is woken for a process queued alone only once in KPNI_LONE_RETRY such
  * wakes, and may let another runner go solo (runners.c). */
@@ -441,6 +447,14 @@ typedef struct kpni_runner {
     unsigned index;
     int sleeping;              /* KPNI_AWAKE, or idle: see sched.c */
     uint32_t rng;              /* victim choice; per runner, no shared state */
+#if !KPN_COMPACT
+    /* Looking ahead (kpni_sched_look_ahead): on in a net of
+     * KPNI_AHEAD_PROCS processes or more; the last KPNI_AHEAD processes
+     * this runner woke there, and how many it has woken. */
+    int ahead;
+    unsigned nwoke;
+    kpn_proc *woke[KPNI_AHEAD];
+#endif
 #if KPN_THREADS
     /* switches left in which it drains what several runners filled
      * (sched.c, "Draining"): on the line a switch counts on */
@@ -726,7 +740,9 @@ struct kpn_proc {
     uint64_t switches;
     kpn_chan *outs, *ins;      /* channels it writes / reads */
     /* whom 'after' woke when this one last woke it (KPNI_PREFETCH_AFTER),
-     * on the line the wake reads 'outs' from; in a 64-bit build without
+     * or, in a net that looks ahead, whom its runner woke KPNI_AHEAD
+     * wakes after it the last time (kpni_sched_look_ahead); on the
+     * line the wake reads 'outs' from; in a 64-bit build without
      * ThreadSanitizer's fiber it fills what the record was rounded up by */
     kpn_proc *beyond;
 #endif
@@ -1379,14 +1395,19 @@ extern const int kpni_claimed_words[3];
  * that releases 'p': the waker, or a process that the resolver or an
  * exit stands in for, a wrong guess that costs a line), and whom that
  * one woke in turn.  Several runners sharing the net neither ask nor
- * note: the process woken next may be on another core.  The compact
- * build keeps none of 'outs', 'after' and 'beyond'. */
+ * note: the process woken next may be on another core.  In a net of
+ * KPNI_AHEAD_PROCS processes or more the wake asks further ahead instead
+ * (kpni_sched_look_ahead).  The compact build keeps none of 'outs',
+ * 'after' and 'beyond'. */
 #if KPN_COMPACT
+#define KPNI_LOOKS_AHEAD(r) ((void)(r), 0)
+#define kpni_sched_look_ahead(r, p) ((void)(r), (void)(p))
 #define KPNI_PREFETCH_OUT(p) ((void)(p))
 #define KPNI_PREFETCH_OUT_SHARED(p) ((void)(p))
 #define KPNI_PREFETCH_AFTER(p) ((void)(p))
 #define KPNI_NOTE_AFTER(by, p) ((void)(by), (void)(p))
 #else
+#define KPNI_LOOKS_AHEAD(r) ((r)->ahead)
 #define KPNI_PREFETCH_OUT(p) KPNI_PREFETCH_W((p)->outs)
 #define KPNI_PREFETCH_OUT_SHARED(p) KPNI_PREFETCH((p)->outs)
 #define KPNI_PREFETCH_AFTER(p)                                                                 \
@@ -1429,7 +1450,62 @@ static inline void kpni_wake_rule_as(kpni_runner *waker, kpn_proc *p, kpn_proc *
  * other end of the channel releasing it; 'mt' is KPNI_MT(waker), for a
  * caller that has read it already (a send's hand-over, in chan.c).
  * kpni_sched_ready_by reads it; kpni_sched_ready also finds 'by'. */
-static inline void kpni_sched_ready_as(kpni_runner *waker, kpn_proc *p, kpn_proc *by, int mt)
+#if !KPN_COMPACT
+/* Looking ahead.  In a net whose hops touch more lines than the core's
+ * own caches hold, a wake that asks for the woken process's lines and
+ * for those of the one or two it will wake next (KPNI_PREFETCH_AFTER)
+ * asks too late: each line is still on its way when the hop needs it,
+ * and the 10 000-process ring took 5 times as long a hop as the
+ * 1 000-process one.  Asked for about 16 hops ahead, a line has time to
+ * come.  Which process runs 16 wakes from now only the last pass through
+ * the net can say.  So a runner notes the last KPNI_AHEAD processes it
+ * woke, and each wake tells the one woken KPNI_AHEAD wakes before that
+ * 'p' came that far after it ('beyond').  Where the net wakes its
+ * processes in the order it woke them the last time, as a ring or a
+ * pipeline does, 'p''s own 'beyond' is then the process this runner
+ * wakes KPNI_AHEAD wakes from now: the wake asks for that one's record
+ * and for the two lines below its context, where it saved its registers,
+ * all from the pointer alone, so that nothing waits on a load.  The
+ * process woken half as many wakes ago names, the same way, the one half
+ * as far ahead, whose record was asked for that many wakes ago and has
+ * come: the wake asks for what that record points at, its first output
+ * channel's two lines and its guard words.  A wrong guess costs lines,
+ * never a fault.
+ *
+ * Where a hop's lines stay in the core's caches this only costs: asking
+ * at every wake, the 1 000-process hop took 1.13 times as long, and at
+ * 2 500 processes, part-way up the step from the core's caches to what
+ * lies beyond, some invocations took 1.7 times as long and others 0.7.
+ * So only a net of KPNI_AHEAD_PROCS processes or more looks ahead
+ * (kpn_spawn turns it on), where the step is behind (docs/benchmarks.md,
+ * "Large nets"); a smaller net's wake pays one test.  One thread runs the
+ * net where this is called (not 'mt'); the words it writes in other
+ * records are written as shared words all the same, since a process it
+ * noted may have moved to another runner since. */
+static KPNI_INLINE void kpni_sched_look_ahead(kpni_runner *r, kpn_proc *p)
+{
+    unsigned i = r->nwoke++;
+    kpn_proc *back = r->woke[i % KPNI_AHEAD];
+    kpn_proc *half = r->woke[(i - KPNI_AHEAD / 2) % KPNI_AHEAD];
+    uintptr_t far = (uintptr_t)KPNI_LOAD(&p->beyond);
+
+    r->woke[i % KPNI_AHEAD] = p;
+    if (back != NULL)
+        KPNI_STORE(&back->beyond, p);
+    KPNI_PREFETCH_W(far - r->ctx_off - 128);
+    KPNI_PREFETCH_W(far - r->ctx_off - 64);
+    KPNI_PREFETCH_W(far);
+    KPNI_PREFETCH_W(far + offsetof(kpn_proc, stack_lo));
+    KPNI_PREFETCH_W(far + offsetof(kpn_proc, outs));
+    if (half != NULL && (half = KPNI_LOAD(&half->beyond)) != NULL) {
+        KPNI_PREFETCH_W(half->outs);
+        KPNI_PREFETCH_W((uintptr_t)half->outs + 64);
+        KPNI_PREFETCH(half->stack_lo - 2 * sizeof(uintptr_t));
+    }
+}
+#endif
+
+static KPNI_INLINE void kpni_sched_ready_as(kpni_runner *waker, kpn_proc *p, kpn_proc *by, int mt)
 {
     KPNI_PREFETCH(KPNI_PARKED_AT(p) - 64);
     KPNI_PREFETCH(KPNI_PARKED_AT(p));
@@ -1439,8 +1515,12 @@ static inline void kpni_sched_ready_as(kpni_runner *waker, kpn_proc *p, kpn_proc
         return;
     }
     KPNI_PREFETCH_OUT(p);
-    KPNI_PREFETCH_AFTER(p);
-    KPNI_NOTE_AFTER(by, p);
+    if (KPNI_UNLIKELY(KPNI_LOOKS_AHEAD(waker))) {
+        kpni_sched_look_ahead(waker, p);
+    } else {
+        KPNI_PREFETCH_AFTER(p);
+        KPNI_NOTE_AFTER(by, p);
+    }
     KPNI_STORE(&p->state, KPN_PROC_READY);
     KPNI_STORE(&p->wait, (kpn_chan *)NULL);
     p->next_ready = NULL;

@@ -304,6 +304,14 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
     net->nprocs++;
     kpni_sched_enqueue(&net->runners[0], p); /* the only runner */
 #endif
+#if !KPN_COMPACT
+    if (net->nprocs == KPNI_AHEAD_PROCS) { /* kpn_int.h, kpni_sched_look_ahead */
+        unsigned i;
+
+        for (i = 0; i < net->nrunners; ++i)
+            net->runners[i].ahead = 1;
+    }
+#endif
     if (net->cfg.stack_fill)
         FILL_FENCE();
     *out = p;

@@ -2,6 +2,7 @@
 /* The scheduler: kpn_run, termination, artificial deadlock, whole networks. */
 #include "unity.h"
 #include "kpn.h"
+#include "kpn_int.h" /* the look-ahead's notes, which no call reports */
 
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
@@ -344,4 +345,64 @@ void test_a_chain_of_ten_thousand_processes(void)
     TEST_ASSERT_EQUAL_size_t(CHAIN, st.procs);
     TEST_ASSERT_EQUAL_size_t(CHAIN, st.procs_exited);
     TEST_ASSERT_EQUAL_UINT64((uint64_t)CHAIN_MSGS * (CHAIN - 1), st.messages);
+}
+
+/* A ring of the fewest processes that look ahead (kpn_int.h,
+ * kpni_sched_look_ahead): one token goes round it AHEAD_TRIPS times, each
+ * process adding one.  The ring wakes its processes in one order, pass
+ * after pass, the exits that close it included, so every process's
+ * 'beyond' must name the one KPNI_AHEAD places on round the ring. */
+#define AHEAD_RING ((int)KPNI_AHEAD_PROCS)
+#define AHEAD_TRIPS 3
+
+static int ahead_got[AHEAD_TRIPS];
+
+static void ahead_first(void *arg)
+{
+    struct stage *s = arg;
+    int k, v;
+
+    for (k = 0; k < AHEAD_TRIPS; ++k) {
+        v = k * AHEAD_RING;
+        kpn_send(s->out, &v);
+        if (kpn_recv(s->in, &ahead_got[k]) != KPN_OK)
+            return;
+    }
+}
+
+void test_a_net_of_4096_processes_or_more_looks_ahead_to_the_process_woken_16_wakes_on(void)
+{
+#if KPN_COMPACT
+    TEST_IGNORE_MESSAGE("the compact build does not look ahead");
+#else
+    static kpn_proc *procs[AHEAD_RING];
+    kpn_stats st;
+    int i;
+
+    TEST_ASSERT_EQUAL_UINT(4096, KPNI_AHEAD_PROCS);
+    TEST_ASSERT_EQUAL_UINT(16, KPNI_AHEAD);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, big_arena, sizeof big_arena, NULL));
+    for (i = 0; i < AHEAD_RING; ++i) {
+        /* the last spawn, and only it, turns the look-ahead on */
+        TEST_ASSERT_EQUAL_INT(0, net->runners[0].ahead);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &procs[i], "ring",
+                                                i == 0 ? ahead_first : chain_stage, &stages[i],
+                                                CHAIN_STACK));
+    }
+    TEST_ASSERT_EQUAL_INT(1, net->runners[0].ahead);
+    for (i = 0; i < AHEAD_RING; ++i)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &stages[i].out, procs[i],
+                                                  procs[(i + 1) % AHEAD_RING], sizeof(int), 1));
+    for (i = 0; i < AHEAD_RING; ++i)
+        stages[(i + 1) % AHEAD_RING].in = stages[i].out;
+    for (i = 0; i < AHEAD_TRIPS; ++i)
+        ahead_got[i] = -1;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    for (i = 0; i < AHEAD_TRIPS; ++i)
+        TEST_ASSERT_EQUAL_INT(i * AHEAD_RING + AHEAD_RING - 1, ahead_got[i]);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+    TEST_ASSERT_EQUAL_size_t(AHEAD_RING, st.procs_exited);
+    for (i = 0; i < AHEAD_RING; ++i)
+        TEST_ASSERT_EQUAL_PTR(procs[(i + KPNI_AHEAD) % AHEAD_RING], procs[i]->beyond);
+#endif
 }
