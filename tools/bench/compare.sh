@@ -29,7 +29,8 @@
 # It also times the working tree's bench/coro_ring at the ring's two
 # sizes: coroutines on the port's switch and nothing else, the floor
 # under a ring hop on the machine, and how that floor grows with the
-# ring's size; and bench/coro_pipeline, the no-work pipeline's stages on
+# ring's size, asking for the lines two hops ahead as kpn's wake does
+# and 16 hops ahead as a large net's does; and bench/coro_pipeline, the no-work pipeline's stages on
 # bare coroutines joined by bare rings, the floor under its 1-runner
 # figure.
 #
@@ -126,9 +127,12 @@ report() {
     row "ring: instructions per hop (callgrind)" "<= 160" "$(hop "$hop_old" instr_per_hop)" "$(hop "$hop_new" instr_per_hop)"
     row "ring: D1 lines per hop (cachegrind)" "<= 7" "$(hop "$hop_old" d1_lines_per_hop)" "$(hop "$hop_new" d1_lines_per_hop)"
     row "ring, 10 000 processes / 1 000" "<= 1.3" "$(ring_ratio before | stats 1 2)" "$(ring_ratio after | stats 1 2)"
+    row "ring, 10 000 processes, 1 runner: ns per hop" "-" "$(field "$out/ring10k.before" ns_per_hop | stats 1 1)" "$(field "$out/ring10k.after" ns_per_hop | stats 1 1)"
     row "bare coroutines on the port's switch, with kpn's prefetch (bench/coro_ring), 1 000 in a ring: ns per hop" "-" "-" "$(field "$out/coro1k" ns_per_hop | stats 1 1)"
     row "the same: instructions and D1 lines per hop" "-" "-" "$(hop "$hop_coro" instr_per_hop), $(hop "$hop_coro" d1_lines_per_hop)"
     row "the same, 10 000 / 1 000" "-" "-" "$(over coro1k coro10k | stats 1 2)"
+    row "bare coroutines asking for the lines of the one 16 hops on (--ahead=16), 1 000 in a ring: ns per hop" "-" "-" "$(field "$out/coro1k.ahead" ns_per_hop | stats 1 1)"
+    row "the same, 10 000 / 1 000" "-" "-" "$(over coro1k.ahead coro10k.ahead | stats 1 2)"
     row "ring / bare coroutines, 1 000 processes" "-" "-" "$(over coro1k ring1k.after | stats 1 2)"
     row "ring / bare coroutines, 10 000 processes" "-" "-" "$(over coro10k ring10k.after | stats 1 2)"
     row "ring, 1 000 processes: 2 runners (work stealing) / 1, time per hop" "-" "$(ring_ratio before ring2r | stats 1 2)" "$(ring_ratio after ring2r | stats 1 2)"
@@ -231,6 +235,8 @@ while [ "$i" -lt "$rounds" ]; do
     round "$new" after --huge_pages=0 --replay=0
     "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/coro1k"
     "$new/coro_ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/coro10k"
+    "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 --ahead=16 2>/dev/null | tail -1 >>"$out/coro1k.ahead"
+    "$new/coro_ring" --procs=10000 --trips=200 --runs=5 --ahead=16 2>/dev/null | tail -1 >>"$out/coro10k.ahead"
     "$new/coro_pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
         tail -1 >>"$out/coro.pipe"
     "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --policy=auto \
