@@ -13,13 +13,13 @@
  * into the next one's slot, asks for the lines of the one --ahead hops
  * on (by default two: the one after the next, as kpn's wake asks for
  * those of the process it makes ready; --prefetch=0 leaves that out)
- * and switches straight to the next.  No channel, no queue, no checks, no counters,
- * no resolver: what a hop costs with the port's switch on kpn's layout
- * (each stack top on a line of its own, staggered over 8 lines as kpn
- * staggers them), and nothing else.  Beside bench/ring at the same size the difference is
- * kpn's, and how the hop grows with the ring says how much of
- * bench/ring's step from 1 000 to 10 000 processes the machine's caches
- * would take from any runtime (docs/benchmarks.md, "Large nets"); a
+ * and switches straight to the next.  No channel, no queue, no checks,
+ * no counters, no resolver: what a hop costs with the port's switch on
+ * kpn's layout (each stack top on a line of its own, staggered over 8
+ * lines as kpn staggers them), and nothing else.  Beside bench/ring at
+ * the same size the difference is kpn's, and how the hop grows with the
+ * ring says how much of bench/ring's step from 1 000 to 10 000
+ * processes the machine's caches would take from any runtime (docs/benchmarks.md, "Large nets"); a
  * larger --ahead, how much of that step asking earlier takes back.
  */
 

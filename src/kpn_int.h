@@ -1432,24 +1432,6 @@ static inline void kpni_wake_rule_as(kpni_runner *waker, kpn_proc *p, kpn_proc *
     }
 }
 
-/* Make 'p' ready; 'waker' is the runner doing it.  Inline: every send
- * that wakes a reader calls it.  The prefetch starts loading the line
- * below 'ctx', the top of 'p''s stack, while the waker finishes its hop.
- * Before 'p' first runs, that line is the start-up frame the switch pops.
- * After, the registers 'p' saved lie deeper, at the stack pointer it
- * parked with, which only the port knows; the top line then holds the
- * frame of 'p''s own function, which it touches as soon as the call it
- * blocked in returns.
- *
- * When 'p' was blocked, the process it waited on is the one waking it
- * (or the resolver, which does the same bookkeeping): kpni_wake_rule_as.
- *
- * One runner: the back of the queue, so processes run in the order they
- * became ready.  Several: kpni_sched_ready_mt, under the lock of p's runner.
- * 'p' is blocked (every caller has checked), and waits for 'by', the
- * other end of the channel releasing it; 'mt' is KPNI_MT(waker), for a
- * caller that has read it already (a send's hand-over, in chan.c).
- * kpni_sched_ready_by reads it; kpni_sched_ready also finds 'by'. */
 #if !KPN_COMPACT
 /* Looking ahead.  In a net whose hops touch more lines than the core's
  * own caches hold, a wake that asks for the woken process's lines and
@@ -1473,15 +1455,16 @@ static inline void kpni_wake_rule_as(kpni_runner *waker, kpn_proc *p, kpn_proc *
  * never a fault.
  *
  * Where a hop's lines stay in the core's caches this only costs: asking
- * at every wake, the 1 000-process hop took 1.13 times as long, and at
- * 2 500 processes, part-way up the step from the core's caches to what
- * lies beyond, some invocations took 1.7 times as long and others 0.7.
- * So only a net of KPNI_AHEAD_PROCS processes or more looks ahead
- * (kpn_spawn turns it on), where the step is behind (docs/benchmarks.md,
- * "Large nets"); a smaller net's wake pays one test.  One thread runs the
- * net where this is called (not 'mt'); the words it writes in other
- * records are written as shared words all the same, since a process it
- * noted may have moved to another runner since. */
+ * at every wake, the 1 000-process hop took 1.12 times as long; at 2 500
+ * and 3 000 processes, part-way up the step from the core's caches to
+ * what lies beyond, some invocations took up to 1.8 times as long and
+ * others under two thirds of the time.  So only a net of
+ * KPNI_AHEAD_PROCS processes or more looks ahead (kpn_spawn turns it
+ * on), past the step (docs/benchmarks.md, "Large nets"); a smaller net's
+ * wake pays one test.  One thread runs the net where this is called (not
+ * 'mt'); the words it writes in other records are written as shared
+ * words all the same, since a process it noted may have moved to another
+ * runner since. */
 static KPNI_INLINE void kpni_sched_look_ahead(kpni_runner *r, kpn_proc *p)
 {
     unsigned i = r->nwoke++;
@@ -1505,6 +1488,26 @@ static KPNI_INLINE void kpni_sched_look_ahead(kpni_runner *r, kpn_proc *p)
 }
 #endif
 
+/* Make 'p' ready; 'waker' is the runner doing it.  Inline, and forced
+ * to be: every send that wakes a reader calls it (left to itself, with
+ * the look-ahead in it, the compiler made it a call, and the ring's hop
+ * took 11 instructions more).  The prefetch starts loading the line
+ * below 'ctx', the top of 'p''s stack, while the waker finishes its hop.
+ * Before 'p' first runs, that line is the start-up frame the switch pops.
+ * After, the registers 'p' saved lie deeper, at the stack pointer it
+ * parked with, which only the port knows; the top line then holds the
+ * frame of 'p''s own function, which it touches as soon as the call it
+ * blocked in returns.
+ *
+ * When 'p' was blocked, the process it waited on is the one waking it
+ * (or the resolver, which does the same bookkeeping): kpni_wake_rule_as.
+ *
+ * One runner: the back of the queue, so processes run in the order they
+ * became ready.  Several: kpni_sched_ready_mt, under the lock of p's runner.
+ * 'p' is blocked (every caller has checked), and waits for 'by', the
+ * other end of the channel releasing it; 'mt' is KPNI_MT(waker), for a
+ * caller that has read it already (a send's hand-over, in chan.c).
+ * kpni_sched_ready_by reads it; kpni_sched_ready also finds 'by'. */
 static KPNI_INLINE void kpni_sched_ready_as(kpni_runner *waker, kpn_proc *p, kpn_proc *by, int mt)
 {
     KPNI_PREFETCH(KPNI_PARKED_AT(p) - 64);

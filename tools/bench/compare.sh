@@ -30,9 +30,9 @@
 # sizes: coroutines on the port's switch and nothing else, the floor
 # under a ring hop on the machine, and how that floor grows with the
 # ring's size, asking for the lines two hops ahead as kpn's wake does
-# and 16 hops ahead as a large net's does; and bench/coro_pipeline, the no-work pipeline's stages on
-# bare coroutines joined by bare rings, the floor under its 1-runner
-# figure.
+# and 16 hops ahead as a large net's does; and bench/coro_pipeline, the
+# no-work pipeline's stages on bare coroutines joined by bare rings, the
+# floor under its 1-runner figure.
 #
 # Usage: tools/bench/compare.sh BASE [ROUNDS]     (ROUNDS default 5)
 #        tools/bench/compare.sh --report BASE
