@@ -31,12 +31,22 @@ struct coro {
     struct coro *next;
     struct coro *far; /* --ahead hops on */
     long long slot; /* the token as the one before passed it on */
+    unsigned char *chan; /* --kpn_lines: its channel's lines */
 };
+
+/* --kpn_lines=L: L of the four lines a kpn hop touches beyond these
+ * three, in this order, where kpn has them: two lines of a channel, the
+ * channels in a region of their own after the stacks as kpn carves
+ * them (CHAN bytes each); the record's third line (two lines above the
+ * slot); the guard words at the foot of the stack.  With L of 1 or more
+ * each record takes three lines, as kpn's does. */
+enum { CHAN = 256 };
 
 static unsigned char arena[256u << 20] __attribute__((aligned(64)));
 static size_t ctx_room; /* a context's bytes, rounded up; each coro follows its own */
 static long long trips;
-static int prefetch;
+static int prefetch, kpn_lines;
+static size_t stack_bytes;
 
 static kpn_port_ctx *ctx_of(struct coro *c)
 {
@@ -53,6 +63,21 @@ static void hop(void *arg)
 
     for (k = 0; k < trips; ++k) {
         next->slot = self->slot + 1;
+        if (kpn_lines > 0) {
+            /* kpn's other four lines of a hop, as many as asked: the
+             * next one's channel (both lines written), the record's
+             * third line and the guard words (read: bytes of the static
+             * arena nothing writes, zero, so the token stays the count) */
+            unsigned char *top = (unsigned char *)ctx_of(next);
+
+            next->chan[0]++;
+            if (kpn_lines > 1)
+                next->chan[LINE]++;
+            if (kpn_lines > 2)
+                next->slot += top[ctx_room + 2 * LINE];
+            if (kpn_lines > 3)
+                next->slot += top[-(ptrdiff_t)stack_bytes];
+        }
         if (prefetch) {
             /* its slot and the two lines below its stack's top, where
              * it saved its registers */
@@ -61,6 +86,14 @@ static void hop(void *arg)
             __builtin_prefetch(top + ctx_room, 1);
             __builtin_prefetch(top - LINE, 1);
             __builtin_prefetch(top - 2 * LINE, 1);
+            if (kpn_lines > 0)
+                __builtin_prefetch(self->far->chan, 1);
+            if (kpn_lines > 1)
+                __builtin_prefetch(self->far->chan + LINE, 1);
+            if (kpn_lines > 2)
+                __builtin_prefetch(top + ctx_room + 2 * LINE, 0);
+            if (kpn_lines > 3)
+                __builtin_prefetch(top - stack_bytes, 0);
         }
         kpn_port_switch(ctx_of(self), ctx_of(next));
     }
@@ -79,8 +112,11 @@ int main(int argc, char **argv)
                      "asks for nothing", 1, NULL, 0, 1},
         {"ahead", "hops on to the coroutine whose lines a hop asks for (2: the one after the "
                   "next, as kpn's wake asks for)", 2, NULL, 1, 1000},
+        {"kpn_lines", "lines a hop also touches (and asks ahead for), of the four more a kpn "
+                      "hop touches: two of a channel, a third record line, the guard words",
+         0, NULL, 0, 4},
     };
-    enum { PROCS, TRIPS, STACK, RUNS, PREFETCH, AHEAD };
+    enum { PROCS, TRIPS, STACK, RUNS, PREFETCH, AHEAD, KPN_LINES };
     double ns[1000], t0;
     long long n, i;
     size_t stack, stride;
@@ -100,12 +136,16 @@ int main(int argc, char **argv)
     trips = opt[TRIPS].value;
     runs = (int)opt[RUNS].value;
     prefetch = (int)opt[PREFETCH].value;
-    stack = bare_lines((size_t)opt[STACK].value);
-    stride = (STAGGER - 1) * LINE + stack + bare_lines(ctx_room + sizeof(struct coro));
-    if ((size_t)n > sizeof arena / stride) {
+    kpn_lines = (int)opt[KPN_LINES].value;
+    stack = stack_bytes = bare_lines((size_t)opt[STACK].value);
+    /* with --kpn_lines a record of three lines, as kpn's */
+    stride = (STAGGER - 1) * LINE + stack + bare_lines(ctx_room + sizeof(struct coro)) +
+             (kpn_lines ? 2 * LINE : 0);
+    if ((size_t)n > sizeof arena / (stride + (kpn_lines ? CHAN : 0))) {
         bench_note("--procs=%lld with --stack=%lld needs %zu bytes of arena, has %zu; use "
                    "fewer --procs or a smaller --stack",
-                   n, opt[STACK].value, (size_t)n * stride, sizeof arena);
+                   n, opt[STACK].value, (size_t)n * (stride + (kpn_lines ? CHAN : 0)),
+                   sizeof arena);
         return 2;
     }
 
@@ -118,6 +158,7 @@ int main(int argc, char **argv)
 
             c->next = NULL;
             c->slot = 0;
+            c->chan = arena + (size_t)n * stride + (size_t)i * CHAN;
             kpn_port_init((kpn_port_ctx *)(void *)top, top - stack, stack, hop, c);
             if (prev != NULL)
                 prev->next = c;
@@ -142,8 +183,8 @@ int main(int argc, char **argv)
         bench_note("run %d/%d: %.1f ns/hop", run + 1, runs, ns[run]);
     }
     bench_result("procs=%lld hops=%lld ns_per_hop=%.1f port=%s trips=%lld stack=%zu runs=%d "
-                 "prefetch=%d ahead=%lld verified=%d",
+                 "prefetch=%d ahead=%lld kpn_lines=%d verified=%d",
                  n, n * trips, bench_median(ns, runs), KPN_BENCH_PORT, trips, stack, runs,
-                 prefetch, opt[AHEAD].value, verified);
+                 prefetch, opt[AHEAD].value, kpn_lines, verified);
     return verified ? 0 : 1;
 }

@@ -30,7 +30,8 @@
 # sizes: coroutines on the port's switch and nothing else, the floor
 # under a ring hop on the machine, and how that floor grows with the
 # ring's size, asking for the lines two hops ahead as kpn's wake does
-# and 16 hops ahead as a large net's does; and bench/coro_pipeline, the
+# and 16 hops ahead as a large net's does, and touching the 7 lines a kpn
+# hop touches, asking for them 16 hops ahead; and bench/coro_pipeline, the
 # no-work pipeline's stages on bare coroutines joined by bare rings, the
 # floor under its 1-runner figure.
 #
@@ -133,6 +134,8 @@ report() {
     row "the same, 10 000 / 1 000" "-" "-" "$(over coro1k coro10k | stats 1 2)"
     row "bare coroutines asking for the lines of the one 16 hops on (--ahead=16), 1 000 in a ring: ns per hop" "-" "-" "$(field "$out/coro1k.ahead" ns_per_hop | stats 1 1)"
     row "the same, 10 000 / 1 000" "-" "-" "$(over coro1k.ahead coro10k.ahead | stats 1 2)"
+    row "bare coroutines touching the 7 lines a kpn hop touches, asking 16 hops on (--kpn_lines=4 --ahead=16), 1 000 in a ring: ns per hop" "-" "-" "$(field "$out/coro1k.lines" ns_per_hop | stats 1 1)"
+    row "the same, 10 000 / 1 000" "-" "-" "$(over coro1k.lines coro10k.lines | stats 1 2)"
     row "ring / bare coroutines, 1 000 processes" "-" "-" "$(over coro1k ring1k.after | stats 1 2)"
     row "ring / bare coroutines, 10 000 processes" "-" "-" "$(over coro10k ring10k.after | stats 1 2)"
     row "ring, 1 000 processes: 2 runners (work stealing) / 1, time per hop" "-" "$(ring_ratio before ring2r | stats 1 2)" "$(ring_ratio after ring2r | stats 1 2)"
@@ -237,6 +240,10 @@ while [ "$i" -lt "$rounds" ]; do
     "$new/coro_ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/coro10k"
     "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 --ahead=16 2>/dev/null | tail -1 >>"$out/coro1k.ahead"
     "$new/coro_ring" --procs=10000 --trips=200 --runs=5 --ahead=16 2>/dev/null | tail -1 >>"$out/coro10k.ahead"
+    "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 --ahead=16 --kpn_lines=4 2>/dev/null |
+        tail -1 >>"$out/coro1k.lines"
+    "$new/coro_ring" --procs=10000 --trips=200 --runs=5 --ahead=16 --kpn_lines=4 2>/dev/null |
+        tail -1 >>"$out/coro10k.lines"
     "$new/coro_pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
         tail -1 >>"$out/coro.pipe"
     "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --policy=auto \
