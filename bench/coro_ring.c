@@ -63,21 +63,6 @@ static void hop(void *arg)
 
     for (k = 0; k < trips; ++k) {
         next->slot = self->slot + 1;
-        if (kpn_lines > 0) {
-            /* kpn's other four lines of a hop, as many as asked: the
-             * next one's channel (both lines written), the record's
-             * third line and the guard words (read: bytes of the static
-             * arena nothing writes, zero, so the token stays the count) */
-            unsigned char *top = (unsigned char *)ctx_of(next);
-
-            next->chan[0]++;
-            if (kpn_lines > 1)
-                next->chan[LINE]++;
-            if (kpn_lines > 2)
-                next->slot += top[ctx_room + 2 * LINE];
-            if (kpn_lines > 3)
-                next->slot += top[-(ptrdiff_t)stack_bytes];
-        }
         if (prefetch) {
             /* its slot and the two lines below its stack's top, where
              * it saved its registers */
@@ -86,14 +71,48 @@ static void hop(void *arg)
             __builtin_prefetch(top + ctx_room, 1);
             __builtin_prefetch(top - LINE, 1);
             __builtin_prefetch(top - 2 * LINE, 1);
-            if (kpn_lines > 0)
-                __builtin_prefetch(self->far->chan, 1);
-            if (kpn_lines > 1)
+        }
+        kpn_port_switch(ctx_of(self), ctx_of(next));
+    }
+    kpn_port_switch(ctx_of(self), bare_host_ctx());
+}
+
+/* The same hop touching --kpn_lines more lines of the next one's, and
+ * asking for as many of the one --ahead hops on: in a function of its
+ * own, so that the plain hop stays as it was. */
+static void hop_lines(void *arg)
+{
+    struct coro *self = arg, *next = self->next;
+    const int lines = kpn_lines;
+    long long k;
+
+    for (k = 0; k < trips; ++k) {
+        /* the channel's lines written, the record's third line and the
+         * guard words read: bytes of the static arena nothing writes,
+         * zero, so the token stays the count */
+        unsigned char *top = (unsigned char *)ctx_of(next);
+
+        next->slot = self->slot + 1;
+        next->chan[0]++;
+        if (lines > 1)
+            next->chan[LINE]++;
+        if (lines > 2)
+            next->slot += top[ctx_room + 2 * LINE];
+        if (lines > 3)
+            next->slot += top[-(ptrdiff_t)stack_bytes];
+        if (prefetch) {
+            const unsigned char *far = (const unsigned char *)ctx_of(self->far);
+
+            __builtin_prefetch(far + ctx_room, 1);
+            __builtin_prefetch(far - LINE, 1);
+            __builtin_prefetch(far - 2 * LINE, 1);
+            __builtin_prefetch(self->far->chan, 1);
+            if (lines > 1)
                 __builtin_prefetch(self->far->chan + LINE, 1);
-            if (kpn_lines > 2)
-                __builtin_prefetch(top + ctx_room + 2 * LINE, 0);
-            if (kpn_lines > 3)
-                __builtin_prefetch(top - stack_bytes, 0);
+            if (lines > 2)
+                __builtin_prefetch(far + ctx_room + 2 * LINE, 0);
+            if (lines > 3)
+                __builtin_prefetch(far - stack_bytes, 0);
         }
         kpn_port_switch(ctx_of(self), ctx_of(next));
     }
@@ -159,7 +178,8 @@ int main(int argc, char **argv)
             c->next = NULL;
             c->slot = 0;
             c->chan = arena + (size_t)n * stride + (size_t)i * CHAN;
-            kpn_port_init((kpn_port_ctx *)(void *)top, top - stack, stack, hop, c);
+            kpn_port_init((kpn_port_ctx *)(void *)top, top - stack, stack,
+                          kpn_lines > 0 ? hop_lines : hop, c);
             if (prev != NULL)
                 prev->next = c;
             else
