@@ -32,6 +32,7 @@ struct coro {
     struct coro *far; /* --ahead hops on */
     long long slot; /* the token as the one before passed it on */
     unsigned char *chan; /* --kpn_lines: its channel's lines */
+    unsigned char *far_chan; /* --kpn_lines: the channel of the one --ahead hops on */
 };
 
 /* --kpn_lines=L: L of the four lines a kpn hop touches beyond these
@@ -106,9 +107,9 @@ static void hop_lines(void *arg)
             __builtin_prefetch(far + ctx_room, 1);
             __builtin_prefetch(far - LINE, 1);
             __builtin_prefetch(far - 2 * LINE, 1);
-            __builtin_prefetch(self->far->chan, 1);
+            __builtin_prefetch(self->far_chan, 1);
             if (lines > 1)
-                __builtin_prefetch(self->far->chan + LINE, 1);
+                __builtin_prefetch(self->far_chan + LINE, 1);
             if (lines > 2)
                 __builtin_prefetch(far + ctx_room + 2 * LINE, 0);
             if (lines > 3)
@@ -192,8 +193,10 @@ int main(int argc, char **argv)
 
             for (i = 0; i < opt[AHEAD].value; ++i)
                 far = far->next;
-            for (i = 0; i < n; ++i, c = c->next, far = far->next)
+            for (i = 0; i < n; ++i, c = c->next, far = far->next) {
                 c->far = far;
+                c->far_chan = far->chan;
+            }
         }
         t0 = bench_now();
         kpn_port_switch(bare_host_ctx(), ctx_of(first));
