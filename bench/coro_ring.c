@@ -21,6 +21,9 @@
  * ring says how much of bench/ring's step from 1 000 to 10 000
  * processes the machine's caches would take from any runtime (docs/benchmarks.md, "Large nets"); a
  * larger --ahead, how much of that step asking earlier takes back.
+ * --kpn_lines adds as many of the lines a kpn hop touches beyond these
+ * three, so that beside bench/ring at 10 000 processes the difference is
+ * what kpn's hop spends besides the lines it touches.
  */
 
 /* STAGGER: kpn's own cycle of stack tops (src/proc.c, STAGGER_CYCLE) */
@@ -178,7 +181,7 @@ int main(int argc, char **argv)
 
             c->next = NULL;
             c->slot = 0;
-            c->chan = arena + (size_t)n * stride + (size_t)i * CHAN;
+            c->chan = kpn_lines > 0 ? arena + (size_t)n * stride + (size_t)i * CHAN : NULL;
             kpn_port_init((kpn_port_ctx *)(void *)top, top - stack, stack,
                           kpn_lines > 0 ? hop_lines : hop, c);
             if (prev != NULL)
