@@ -57,16 +57,33 @@ static kpn_port_ctx *ctx_of(struct coro *c)
     return (kpn_port_ctx *)(void *)((unsigned char *)c - ctx_room);
 }
 
-/* Every coroutine passes the token on 'trips' times.  The first then
- * goes back to main and leaves the others parked: the next run lays the
- * arena out afresh. */
-static void hop(void *arg)
+/* Every coroutine passes the token on 'trips' times, touching 'lines'
+ * of kpn's four more lines of the next one's and asking for as many of
+ * the one --ahead hops on.  The first then goes back to main and leaves
+ * the others parked: the next run lays the arena out afresh.  In line
+ * in two callers, so that the plain hop, 'lines' 0, compiles to what it
+ * would without them. */
+static inline void hop_with(struct coro *self, int lines)
 {
-    struct coro *self = arg, *next = self->next;
+    struct coro *next = self->next;
     long long k;
 
     for (k = 0; k < trips; ++k) {
         next->slot = self->slot + 1;
+        if (lines > 0) {
+            /* the channel's lines written, the record's third line and
+             * the guard words read: bytes of the static arena nothing
+             * writes, zero, so the token stays the count */
+            const unsigned char *top = (const unsigned char *)ctx_of(next);
+
+            next->chan[0]++;
+            if (lines > 1)
+                next->chan[LINE]++;
+            if (lines > 2)
+                next->slot += top[ctx_room + 2 * LINE];
+            if (lines > 3)
+                next->slot += top[-(ptrdiff_t)stack_bytes];
+        }
         if (prefetch) {
             /* its slot and the two lines below its stack's top, where
              * it saved its registers */
@@ -75,52 +92,28 @@ static void hop(void *arg)
             __builtin_prefetch(top + ctx_room, 1);
             __builtin_prefetch(top - LINE, 1);
             __builtin_prefetch(top - 2 * LINE, 1);
+            if (lines > 0)
+                __builtin_prefetch(self->far_chan, 1);
+            if (lines > 1)
+                __builtin_prefetch(self->far_chan + LINE, 1);
+            if (lines > 2)
+                __builtin_prefetch(top + ctx_room + 2 * LINE, 0);
+            if (lines > 3)
+                __builtin_prefetch(top - stack_bytes, 0);
         }
         kpn_port_switch(ctx_of(self), ctx_of(next));
     }
     kpn_port_switch(ctx_of(self), bare_host_ctx());
 }
 
-/* The same hop touching --kpn_lines more lines of the next one's, and
- * asking for as many of the one --ahead hops on: in a function of its
- * own, so that the plain hop stays as it was. */
+static void hop(void *arg)
+{
+    hop_with(arg, 0);
+}
+
 static void hop_lines(void *arg)
 {
-    struct coro *self = arg, *next = self->next;
-    const int lines = kpn_lines;
-    long long k;
-
-    for (k = 0; k < trips; ++k) {
-        /* the channel's lines written, the record's third line and the
-         * guard words read: bytes of the static arena nothing writes,
-         * zero, so the token stays the count */
-        unsigned char *top = (unsigned char *)ctx_of(next);
-
-        next->slot = self->slot + 1;
-        next->chan[0]++;
-        if (lines > 1)
-            next->chan[LINE]++;
-        if (lines > 2)
-            next->slot += top[ctx_room + 2 * LINE];
-        if (lines > 3)
-            next->slot += top[-(ptrdiff_t)stack_bytes];
-        if (prefetch) {
-            const unsigned char *far = (const unsigned char *)ctx_of(self->far);
-
-            __builtin_prefetch(far + ctx_room, 1);
-            __builtin_prefetch(far - LINE, 1);
-            __builtin_prefetch(far - 2 * LINE, 1);
-            __builtin_prefetch(self->far_chan, 1);
-            if (lines > 1)
-                __builtin_prefetch(self->far_chan + LINE, 1);
-            if (lines > 2)
-                __builtin_prefetch(far + ctx_room + 2 * LINE, 0);
-            if (lines > 3)
-                __builtin_prefetch(far - stack_bytes, 0);
-        }
-        kpn_port_switch(ctx_of(self), ctx_of(next));
-    }
-    kpn_port_switch(ctx_of(self), bare_host_ctx());
+    hop_with(arg, kpn_lines);
 }
 
 int main(int argc, char **argv)
