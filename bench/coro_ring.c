@@ -35,7 +35,8 @@ struct coro {
     struct coro *far; /* --ahead hops on */
     long long slot; /* the token as the one before passed it on */
     unsigned char *chan; /* --kpn_lines: its channel's lines */
-    unsigned char *far_chan; /* --kpn_lines: the channel of the one --ahead hops on */
+    unsigned char *far_chan; /* --kpn_lines: far->chan, kept here so that asking for
+                                it waits on no load of far's line */
 };
 
 /* --kpn_lines=L: L of the four lines a kpn hop touches beyond these

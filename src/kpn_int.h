@@ -1478,6 +1478,8 @@ static KPNI_INLINE void kpni_sched_look_ahead(kpni_runner *r, kpn_proc *p)
     KPNI_PREFETCH_W(far - r->ctx_off - 128);
     KPNI_PREFETCH_W(far - r->ctx_off - 64);
     KPNI_PREFETCH_W(far);
+    /* the same line where the context is small (amd64); the next where
+     * a larger one (ucontext) puts the record's start late in a line */
     KPNI_PREFETCH_W(far + offsetof(kpn_proc, stack_lo));
     KPNI_PREFETCH_W(far + offsetof(kpn_proc, outs));
     if (half != NULL && (half = KPNI_LOAD(&half->beyond)) != NULL) {
