@@ -52,6 +52,7 @@ static size_t ring_size(size_t msg_size, size_t cap)
  * skip up to this many bytes to get there. */
 #if KPNI_CHAN_LINES
 #define LINE_SLACK (KPNI_LINE - KPNI_ALIGN)
+#define CHAN_ALIGN KPNI_LINE
 typedef char kpni_chan_lines_check[(offsetof(kpn_chan, wpos) == KPNI_LINE &&
                                     offsetof(kpn_chan, serial) == 4 && /* kpni_chan_ok */
                                     offsetof(kpn_chan, rpos) == 2 * KPNI_LINE) ? 1 : -1];
@@ -66,6 +67,7 @@ typedef char kpni_chan_rd_check[(RD_AT(near_rpos, seen_received, KPNI_RD_RECEIVE
                                  offsetof(kpn_chan, rpos) < 256) ? 1 : -1]; /* rd_off */
 #else
 #define LINE_SLACK 0u
+#define CHAN_ALIGN KPNI_ALIGN
 typedef char kpni_chan_rd_check[(offsetof(kpn_chan, received) ==
                                  offsetof(kpn_chan, rpos) + KPNI_RD_RECEIVED * sizeof(size_t)) ? 1 : -1];
 #endif
@@ -74,13 +76,17 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity)
 {
     size_t ring = ring_size(msg_size, capacity);
 
-    if (ring == 0 || ring > (size_t)-1 - 2 * KPNI_ALIGN - LINE_SLACK - sizeof(kpn_chan))
+    if (ring == 0 ||
+        ring > (size_t)-1 - 2 * KPNI_ALIGN - LINE_SLACK - CHAN_ALIGN - sizeof(kpn_chan))
         return 0;
     /* A ring small enough to live in the header (KPNI_RING_INLINE) is
      * carved all the same: carving less shifts every object after it,
      * and in a 10 000-process ring, which spawns and connects in turn,
-     * that alone made a hop of bench/ring --procs=10000 60% slower. */
-    return LINE_SLACK + kpni_align_up(sizeof(kpn_chan)) + kpni_align_up(ring);
+     * that alone made a hop of bench/ring --procs=10000 60% slower.  The
+     * hosted layout carves whole lines, as a process's block does
+     * (proc.c, block_size, says why). */
+    return (LINE_SLACK + kpni_align_up(sizeof(kpn_chan)) + kpni_align_up(ring) + CHAN_ALIGN - 1) &
+           ~(size_t)(CHAN_ALIGN - 1);
 }
 
 /* Carve and link a channel; the caller has checked its arguments.

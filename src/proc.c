@@ -48,12 +48,14 @@
  * the process function's frame) the line below;
  * the carve has this much slack to find the alignment in. */
 #define TOP_ALIGN 64u
+#define BLOCK_ALIGN 64u
 #else
 /* No data cache to lay out for (KPN_CACHE_STAGGER 0): no stagger, and a
  * stack top needs only the carve's own alignment. */
 #define STAGGER_STEP 0u
 #define STAGGER_CYCLE 1u
 #define TOP_ALIGN KPNI_ALIGN
+#define BLOCK_ALIGN KPNI_ALIGN
 #endif
 #define TOP_SLACK (TOP_ALIGN - KPNI_ALIGN)
 
@@ -87,16 +89,31 @@ static size_t name_length(const char *s)
 #define NAME_BYTES(len) ((void)(len), (size_t)0)
 #endif
 
-/* The bytes one process takes, or 0 if the sum overflows a size_t. */
+/* The bytes one process takes, or 0 if the sum overflows a size_t.
+ *
+ * Where the layout is for a data cache, a whole number of lines
+ * (BLOCK_ALIGN), and kpn_spawn carves every block with the largest
+ * stagger's room.  A net built in a loop (a process, its channels, the
+ * next process), whose channels take whole lines too (kpn_size_chan),
+ * then lays its processes out one stride apart, but for one step in
+ * STAGGER_CYCLE, and the core's stride prefetchers follow a pass over
+ * them.  With each block as long as its own stagger, and blocks and
+ * channels ending part-way into a line, the distance from one record
+ * to the next took a dozen values: the 10 000-process ring took 1.5
+ * times as long a hop, and AES with 16 384 workers on one runner 1.02
+ * times as long; the 1 000-process ring, whose lines the L2 holds,
+ * took 0.95 of the time (docs/benchmarks.md, "Large nets"). */
 static size_t block_size(size_t stack, size_t name_len, size_t stagger)
 {
     size_t fixed = TOP_SLACK + GUARD_OUTSIDE + stagger +
                    KPNI_CTX_ROOM() + kpni_align_up(sizeof(kpn_proc));
-    size_t limit = (size_t)-1 - fixed - 2 * KPNI_ALIGN;
+    size_t limit = (size_t)-1 - fixed - 2 * KPNI_ALIGN - BLOCK_ALIGN;
+    size_t size;
 
     if (stack > limit || name_len > limit - kpni_align_up(stack))
         return 0;
-    return fixed + kpni_align_up(stack) + NAME_BYTES(name_len);
+    size = fixed + kpni_align_up(stack) + NAME_BYTES(name_len);
+    return (size + BLOCK_ALIGN - 1) & ~(size_t)(BLOCK_ALIGN - 1);
 }
 
 size_t kpn_size_proc(size_t stack_size, size_t name_len)
@@ -213,8 +230,11 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
         return KPN_EINVAL;
     if (net->state != KPNI_NET_IDLE)
         return KPN_ESTATE;
+    /* Every block takes the largest stagger's room, whatever its own:
+     * the stagger moves the stack top within the block, not the blocks
+     * after it (block_size says why). */
     stagger = (net->nprocs % STAGGER_CYCLE) * STAGGER_STEP;
-    total = block_size(stack_size, name_len, stagger);
+    total = block_size(stack_size, name_len, (STAGGER_CYCLE - 1) * STAGGER_STEP);
     if (total == 0 || stack < stack_size || total > (size_t)-1 - 2 * net->page)
         return KPN_ENOMEM;
     start = kpni_arena_carve(&net->arena, total + 2 * net->page);
