@@ -72,21 +72,28 @@ typedef char kpni_chan_rd_check[(offsetof(kpn_chan, received) ==
                                  offsetof(kpn_chan, rpos) + KPNI_RD_RECEIVED * sizeof(size_t)) ? 1 : -1];
 #endif
 
-size_t kpn_size_chan(size_t msg_size, size_t capacity)
+/* The bytes a channel takes, rounded up to 'align', or 0 if 'msg_size'
+ * is 0 or the sum overflows a size_t.  A ring small enough to live in
+ * the header (KPNI_RING_INLINE) is carved all the same: carving less
+ * shifts every object after it, and in a 10 000-process ring, which
+ * spawns and connects in turn, that alone made a hop of bench/ring
+ * --procs=10000 60% slower.  A net of one runner carves whole lines
+ * (CHAN_ALIGN), as it does for a process (proc.c, block_size, says why);
+ * kpn_size_chan gives that, the most a channel takes. */
+static size_t chan_bytes(size_t msg_size, size_t capacity, size_t align)
 {
     size_t ring = ring_size(msg_size, capacity);
 
     if (ring == 0 ||
         ring > (size_t)-1 - 2 * KPNI_ALIGN - LINE_SLACK - CHAN_ALIGN - sizeof(kpn_chan))
         return 0;
-    /* A ring small enough to live in the header (KPNI_RING_INLINE) is
-     * carved all the same: carving less shifts every object after it,
-     * and in a 10 000-process ring, which spawns and connects in turn,
-     * that alone made a hop of bench/ring --procs=10000 60% slower.  The
-     * hosted layout carves whole lines, as a process's block does
-     * (proc.c, block_size, says why). */
-    return (LINE_SLACK + kpni_align_up(sizeof(kpn_chan)) + kpni_align_up(ring) + CHAN_ALIGN - 1) &
-           ~(size_t)(CHAN_ALIGN - 1);
+    return (LINE_SLACK + kpni_align_up(sizeof(kpn_chan)) + kpni_align_up(ring) + align - 1) &
+           ~(size_t)(align - 1);
+}
+
+size_t kpn_size_chan(size_t msg_size, size_t capacity)
+{
+    return chan_bytes(msg_size, capacity, CHAN_ALIGN);
 }
 
 /* Carve and link a channel; the caller has checked its arguments.
@@ -100,7 +107,7 @@ kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
 
     if (capacity == 0)
         capacity = net->cfg.default_capacity;
-    total = kpn_size_chan(msg_size, capacity);
+    total = chan_bytes(msg_size, capacity, net->nrunners == 1 ? CHAN_ALIGN : KPNI_ALIGN);
     if (total == 0)
         return KPN_EINVAL;
     block = kpni_arena_carve(&net->arena, total);

@@ -89,21 +89,26 @@ static size_t name_length(const char *s)
 #define NAME_BYTES(len) ((void)(len), (size_t)0)
 #endif
 
-/* The bytes one process takes, or 0 if the sum overflows a size_t.
+/* The bytes one process takes, rounded up to 'align', or 0 if the sum
+ * overflows a size_t.
  *
- * Where the layout is for a data cache, a whole number of lines
- * (BLOCK_ALIGN), and kpn_spawn carves every block with the largest
- * stagger's room.  A net built in a loop (a process, its channels, the
- * next process), whose channels take whole lines too (kpn_size_chan),
- * then lays its processes out one stride apart, but for one step in
- * STAGGER_CYCLE, and the core's stride prefetchers follow a pass over
- * them.  With each block as long as its own stagger, and blocks and
- * channels ending part-way into a line, the distance from one record
- * to the next took a dozen values: the 10 000-process ring took 1.5
- * times as long a hop, and AES with 16 384 workers on one runner 1.02
- * times as long; the 1 000-process ring, whose lines the L2 holds,
- * took 0.95 of the time (docs/benchmarks.md, "Large nets"). */
-static size_t block_size(size_t stack, size_t name_len, size_t stagger)
+ * In a net of one runner, where the layout is for a data cache, every
+ * block takes the largest stagger's room, whatever its own, and a whole
+ * number of lines (BLOCK_ALIGN); so does every channel (chan.c,
+ * kpni_chan_make).  A net built in a loop (a process, its channels, the
+ * next process) then lays its processes out one stride apart, but for
+ * one step in STAGGER_CYCLE, and the core's stride prefetchers follow a
+ * pass over them.  With each block as long as its own stagger, and
+ * blocks and channels ending part-way into a line, the distance from
+ * one record to the next took a dozen values: the 10 000-process ring
+ * took 1.5 times as long a hop, and AES with 16 384 workers 1.02 times
+ * as long; the 1 000-process ring, whose lines the L2 holds, took 0.95
+ * of the time.  A net of several runners keeps each block as long as
+ * its own stagger: there a prefetcher that follows one runner's
+ * processes runs on into the next runner's, and the 50-stage pipeline
+ * on two runners gained 1.34 over one instead of 1.46
+ * (docs/benchmarks.md, "Large nets"). */
+static size_t block_size(size_t stack, size_t name_len, size_t stagger, size_t align)
 {
     size_t fixed = TOP_SLACK + GUARD_OUTSIDE + stagger +
                    KPNI_CTX_ROOM() + kpni_align_up(sizeof(kpn_proc));
@@ -113,12 +118,12 @@ static size_t block_size(size_t stack, size_t name_len, size_t stagger)
     if (stack > limit || name_len > limit - kpni_align_up(stack))
         return 0;
     size = fixed + kpni_align_up(stack) + NAME_BYTES(name_len);
-    return (size + BLOCK_ALIGN - 1) & ~(size_t)(BLOCK_ALIGN - 1);
+    return (size + align - 1) & ~(size_t)(align - 1);
 }
 
 size_t kpn_size_proc(size_t stack_size, size_t name_len)
 {
-    return block_size(stack_size, name_len, (STAGGER_CYCLE - 1) * STAGGER_STEP);
+    return block_size(stack_size, name_len, (STAGGER_CYCLE - 1) * STAGGER_STEP, BLOCK_ALIGN);
 }
 
 /* Off the hot paths (they use KPNI_CTX): the context kpn_spawn put
@@ -230,11 +235,14 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
         return KPN_EINVAL;
     if (net->state != KPNI_NET_IDLE)
         return KPN_ESTATE;
-    /* Every block takes the largest stagger's room, whatever its own:
-     * the stagger moves the stack top within the block, not the blocks
-     * after it (block_size says why). */
+    /* One runner: every block takes the largest stagger's room, whatever
+     * its own, so that the stagger moves the stack top within the block,
+     * not the blocks after it (block_size says why). */
     stagger = (net->nprocs % STAGGER_CYCLE) * STAGGER_STEP;
-    total = block_size(stack_size, name_len, (STAGGER_CYCLE - 1) * STAGGER_STEP);
+    if (net->nrunners == 1)
+        total = block_size(stack_size, name_len, (STAGGER_CYCLE - 1) * STAGGER_STEP, BLOCK_ALIGN);
+    else
+        total = block_size(stack_size, name_len, stagger, KPNI_ALIGN);
     if (total == 0 || stack < stack_size || total > (size_t)-1 - 2 * net->page)
         return KPN_ENOMEM;
     start = kpni_arena_carve(&net->arena, total + 2 * net->page);
