@@ -107,7 +107,7 @@ kpn_status kpni_chan_make(kpn_net *net, kpn_chan **out, kpn_proc *writer,
 
     if (capacity == 0)
         capacity = net->cfg.default_capacity;
-    total = chan_bytes(msg_size, capacity, net->nrunners == 1 ? CHAN_ALIGN : KPNI_ALIGN);
+    total = chan_bytes(msg_size, capacity, kpni_one_stride(net) ? CHAN_ALIGN : KPNI_ALIGN);
     if (total == 0)
         return KPN_EINVAL;
     block = kpni_arena_carve(&net->arena, total);

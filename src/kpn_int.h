@@ -1661,6 +1661,13 @@ static KPNI_TAG_READ inline int kpni_net_valid(const kpn_net *net)
            net->tail[1] == net->serial;
 }
 
+/* Whether the net lays its processes and channels out at one stride
+ * (proc.c, block_size, says why): a net of one runner. */
+static inline int kpni_one_stride(const kpn_net *net)
+{
+    return net->nrunners == 1;
+}
+
 /* Whether [p, p + size) lies in the part of the arena carved so far
  * (where every live process and channel is): a pointer read from
  * damaged memory is checked with this before it is followed. */

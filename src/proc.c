@@ -239,7 +239,7 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
      * its own, so that the stagger moves the stack top within the block,
      * not the blocks after it (block_size says why). */
     stagger = (net->nprocs % STAGGER_CYCLE) * STAGGER_STEP;
-    if (net->nrunners == 1)
+    if (kpni_one_stride(net))
         total = block_size(stack_size, name_len, (STAGGER_CYCLE - 1) * STAGGER_STEP, BLOCK_ALIGN);
     else
         total = block_size(stack_size, name_len, stagger, KPNI_ALIGN);
