@@ -240,7 +240,7 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
      * not the blocks after it (block_size says why). */
     stagger = (net->nprocs % STAGGER_CYCLE) * STAGGER_STEP;
     if (kpni_one_stride(net))
-        total = block_size(stack_size, name_len, (STAGGER_CYCLE - 1) * STAGGER_STEP, BLOCK_ALIGN);
+        total = kpn_size_proc(stack_size, name_len);
     else
         total = block_size(stack_size, name_len, stagger, KPNI_ALIGN);
     if (total == 0 || stack < stack_size || total > (size_t)-1 - 2 * net->page)
