@@ -14,28 +14,6 @@
 #define STACK_FILL 0xa5u
 #define GUARD_FILL 0x5au /* the byte of KPNI_GUARD_WORD */
 
-/* Streaming stores for a stack's fill, where the compiler offers them
- * (x86's SSE2).  Nothing reads most of a stack's fill until a scan for
- * its high-water mark: a store that does not first read the line into
- * the cache writes it for less, and leaves the cache to what the net
- * runs on.  Building 16 384 processes of 8 KiB stacks (128 MiB of fill)
- * took 14.1 ms against 17.1 with ordinary stores (docs/benchmarks.md,
- * "AES"). */
-#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
-#include <emmintrin.h>
-#define FILL_STREAMS 1
-/* Streaming stores are ordered by nothing weaker than a fence: kpn_spawn
- * makes one before it returns the process to a caller who may hand the
- * net to another thread, as late as it can, so that the stores have
- * mostly drained and the fence finds little to wait for. */
-#define FILL_FENCE() _mm_sfence()
-#else
-#define FILL_STREAMS 0
-#define FILL_FENCE() ((void)0)
-#endif
-/* The top of a stack, which its process touches first, is filled with
- * ordinary stores: its lines stay in the cache for the start. */
-#define FILL_HOT 256u
 
 #if KPN_CACHE_STAGGER
 /* Neighbouring stack tops are shifted by this many 64-byte steps (cycle
@@ -160,28 +138,6 @@ static void proc_entry(void *arg)
     fn(self->arg);
 }
 
-/* Write the fill byte over the 'n' bytes of a stack at 'lo', which is
- * 16-aligned as a streaming store needs: every carve is (KPNI_ALIGN),
- * and so are the stack's size and the guard band below it. */
-static void fill_stack(unsigned char *lo, size_t n)
-{
-#if FILL_STREAMS
-    unsigned char *p = lo;
-    unsigned char *end = lo + (n > FILL_HOT ? n - FILL_HOT : 0);
-    const __m128i v = _mm_set1_epi8((char)STACK_FILL);
-
-    for (; end - p >= 64; p += 64) {
-        _mm_stream_si128((__m128i *)(void *)p, v);
-        _mm_stream_si128((__m128i *)(void *)(p + 16), v);
-        _mm_stream_si128((__m128i *)(void *)(p + 32), v);
-        _mm_stream_si128((__m128i *)(void *)(p + 48), v);
-    }
-    kpni_memset(p, STACK_FILL, (size_t)(lo + n - p));
-#else
-    kpni_memset(lo, STACK_FILL, n);
-#endif
-}
-
 /* A net built in a loop (a process, its channels, the next process, as
  * bench/aes builds 16 384 workers) carves one block after another out of
  * memory no cache holds, and every line a spawn or a connect writes is a
@@ -278,8 +234,13 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
     }
 #endif
     kpni_memset(block, GUARD_FILL, KPN_STACK_GUARD);
+    /* With the C library's memset, which picks its stores for the CPU.
+     * Streaming stores, which skip reading each line into the cache,
+     * with the fence they need before another thread may run the
+     * process, made building 16 384 processes of 4 KiB stacks take 1.5
+     * times as long on a Zen 5 guest (docs/benchmarks.md, "AES"). */
     if (net->cfg.stack_fill)
-        fill_stack(block + KPN_STACK_GUARD, stack - GUARD_INSIDE);
+        kpni_memset(block + KPN_STACK_GUARD, STACK_FILL, stack - GUARD_INSIDE);
     p = (kpn_proc *)(void *)(top + KPNI_CTX_ROOM());
 
     kpni_memset(p, 0, sizeof *p);
@@ -340,8 +301,6 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
             net->runners[i].ahead = 1;
     }
 #endif
-    if (net->cfg.stack_fill)
-        FILL_FENCE();
     *out = p;
     return KPN_OK;
 }
