@@ -14,7 +14,6 @@
 #define STACK_FILL 0xa5u
 #define GUARD_FILL 0x5au /* the byte of KPNI_GUARD_WORD */
 
-
 #if KPN_CACHE_STAGGER
 /* Neighbouring stack tops are shifted by this many 64-byte steps (cycle
  * of 8), so processes that run one after another do not all hit the same
