@@ -309,11 +309,10 @@ void test_stack_high_water_mark_is_exact_to_the_byte(void)
 }
 
 /* The fill reaches every byte below the start-up frame whatever the
- * stack's size: spawn streams most of a stack a line at a time, where
- * the compiler offers streaming stores, and writes the rest (its top and
- * what is left of a line) with ordinary stores.  Over an arena of other
- * bytes, stacks of these sizes each report the start-up frame alone as
- * their peak, and hold the fill to their low end. */
+ * stack's size, sizes that are not a whole number of lines among them.
+ * Over an arena of other bytes, stacks of these sizes each report the
+ * start-up frame alone as their peak, and hold the fill to their low
+ * end. */
 void test_the_fill_reaches_every_byte_of_stacks_of_any_size(void)
 {
     static const size_t sizes[] = {KPN_STACK_MIN,      KPN_STACK_MIN + 16, KPN_STACK_MIN + 48,
