@@ -87,8 +87,7 @@ static size_t chan_bytes(size_t msg_size, size_t capacity, size_t align)
     if (ring == 0 ||
         ring > (size_t)-1 - 2 * KPNI_ALIGN - LINE_SLACK - CHAN_ALIGN - sizeof(kpn_chan))
         return 0;
-    return (LINE_SLACK + kpni_align_up(sizeof(kpn_chan)) + kpni_align_up(ring) + align - 1) &
-           ~(size_t)(align - 1);
+    return kpni_round_up(LINE_SLACK + kpni_align_up(sizeof(kpn_chan)) + kpni_align_up(ring), align);
 }
 
 size_t kpn_size_chan(size_t msg_size, size_t capacity)

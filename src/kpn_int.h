@@ -348,9 +348,16 @@ typedef struct kpni_arena {
 void kpni_arena_init(kpni_arena *a, void *mem, size_t size);
 void *kpni_arena_carve(kpni_arena *a, size_t size);
 
+/* 'n' rounded up to 'align', a power of two; the caller keeps the sum
+ * from overflowing. */
+static inline size_t kpni_round_up(size_t n, size_t align)
+{
+    return (n + (align - 1)) & ~(size_t)(align - 1);
+}
+
 static inline size_t kpni_align_up(size_t n)
 {
-    return (n + (KPNI_ALIGN - 1)) & ~(size_t)(KPNI_ALIGN - 1);
+    return kpni_round_up(n, KPNI_ALIGN);
 }
 
 /* ------------------------------------------------------------------ */

@@ -90,12 +90,10 @@ static size_t block_size(size_t stack, size_t name_len, size_t stagger, size_t a
     size_t fixed = TOP_SLACK + GUARD_OUTSIDE + stagger +
                    KPNI_CTX_ROOM() + kpni_align_up(sizeof(kpn_proc));
     size_t limit = (size_t)-1 - fixed - 2 * KPNI_ALIGN - BLOCK_ALIGN;
-    size_t size;
 
     if (stack > limit || name_len > limit - kpni_align_up(stack))
         return 0;
-    size = fixed + kpni_align_up(stack) + NAME_BYTES(name_len);
-    return (size + align - 1) & ~(size_t)(align - 1);
+    return kpni_round_up(fixed + kpni_align_up(stack) + NAME_BYTES(name_len), align);
 }
 
 size_t kpn_size_proc(size_t stack_size, size_t name_len)
