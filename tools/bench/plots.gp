@@ -1,6 +1,9 @@
 # The papers' figures from make bench's CSV files: gnuplot -e "dir='build/bench';
 # outdir='docs/bench'; machine='...'" tools/bench/plots.gp
 set datafile separator ','
+# a row sel() leaves out (another port, preset or runner count) is a gap
+# to step over, not the end of a line: aes.csv alternates 1 and 2 runners
+set datafile missing NaN
 set terminal pngcairo size 760,460 font 'sans,10' noenhanced
 set key top left
 set grid
@@ -11,10 +14,11 @@ f = dir.'/ring.csv'
 if (have_file(f)) {
     set output outdir.'/ring.png'
     set title "Ring: one token round N processes (".machine.")"
-    # both axes logarithmic: the ports differ tenfold, and the step where
-    # a ring's lines leave the core's own caches must show on both
+    # both axes logarithmic: the ports differ tenfold or more (ucontext's
+    # system call costs more on some hosts than others), and the step
+    # where a ring's lines leave the core's own caches must show on both
     set logscale xy; set xlabel 'processes in the ring'; set ylabel 'ns per hop (send, switch, receive)'
-    set yrange [3:1000]
+    set yrange [3:*]
     g = dir.'/coro_ring.csv'
     if (have_file(g)) {
         plot f using 2:(sel(1, 'amd64', $3)) skip 1 with linespoints title 'amd64 port (assembly switch)', \
@@ -48,18 +52,6 @@ if (have_file(f)) {
          f using 1:(sel(2, '2', $3)) skip 1 with linespoints title '2 runners', \
          f using 1:(sel(2, '1', $4)) skip 1 with lines dt 2 title 'sequential, no kpn'
     unset logscale x
-}
-
-f = dir.'/h264.csv'
-if (have_file(f)) {
-    set output outdir.'/h264.png'
-    set title "H.264 encoder network: 2 runners against 1 (".machine.")"
-    set logscale x 2; set xlabel 'workers w per parallel stage'; set ylabel 'speedup over 1 runner'
-    set y2label 'frames per second (2 runners)'; set y2tics; set ytics nomirror
-    set yrange [0:2.2]; set y2range [0:*]
-    plot f using 1:4 skip 1 with linespoints title 'speedup', \
-         f using 1:3 skip 1 axes x1y2 with linespoints title 'fps'
-    unset logscale x; unset y2label; unset y2tics; set ytics mirror
 }
 
 f = dir.'/random.csv'
