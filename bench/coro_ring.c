@@ -15,8 +15,9 @@
  * those of the process it makes ready; --prefetch=0 leaves that out)
  * and switches straight to the next.  No channel, no queue, no checks,
  * no counters, no resolver: what a hop costs with the port's switch on
- * kpn's layout (each stack top on a line of its own, staggered over 8
- * lines as kpn staggers them), and nothing else.  Beside bench/ring at
+ * kpn's layout in a net of one runner (each stack top on a line of its
+ * own, the records the same odd number of lines apart, as kpn lays out
+ * a ring built in a loop), and nothing else.  Beside bench/ring at
  * the same size the difference is kpn's, and how the hop grows with the
  * ring says how much of bench/ring's step from 1 000 to 10 000
  * processes the machine's caches would take from any runtime (docs/benchmarks.md, "Large nets"); a
@@ -26,8 +27,15 @@
  * what kpn's hop spends besides the lines it touches.
  */
 
-/* STAGGER: kpn's own cycle of stack tops (src/proc.c, STAGGER_CYCLE) */
-enum { LINE = BARE_LINE, STAGGER = 8 };
+enum { LINE = BARE_LINE };
+
+/* The stride from one coroutine to the next: 'bytes', and one line more
+ * where that is an even number of lines, as kpn's spawn lays out a net
+ * of one runner (src/proc.c, odd_stride_pad). */
+static size_t odd_stride(size_t bytes)
+{
+    return bytes / LINE % 2 == 0 ? bytes + LINE : bytes;
+}
 
 /* Above each stack's top, right after its context. */
 struct coro {
@@ -46,8 +54,8 @@ struct coro {
  * bytes each); the record's third line (two lines above the slot); the
  * guard words at the foot of the stack.  With L of 1 or more each
  * record takes three lines, as kpn's does (a coroutine and its channel
- * then take 4 992 bytes on amd64, a process of bench/ring and its
- * channel 5 440, its guard band among them). */
+ * then take 4 544 bytes on amd64, a process of bench/ring and its
+ * channel 5 056, its guard band among them). */
 enum { CHAN = 256 };
 
 static unsigned char arena[256u << 20] __attribute__((aligned(64)));
@@ -144,8 +152,7 @@ int main(int argc, char **argv)
 
     /* as many coroutines as the arena holds at the least stack */
     ctx_room = bare_ctx_room();
-    stride = (STAGGER - 1) * LINE + bare_lines(KPN_STACK_MIN) +
-             bare_lines(ctx_room + sizeof(struct coro));
+    stride = odd_stride(bare_lines(KPN_STACK_MIN) + bare_lines(ctx_room + sizeof(struct coro)));
     if ((long long)(sizeof arena / stride) < opt[PROCS].max)
         opt[PROCS].max = (long long)(sizeof arena / stride);
     bench_parse(argc, argv,
@@ -160,9 +167,8 @@ int main(int argc, char **argv)
     stack = stack_bytes = bare_lines((size_t)opt[STACK].value);
     /* with --kpn_lines a record of three lines, as kpn's, and the
      * channel into the coroutine after it */
-    block = (STAGGER - 1) * LINE + stack + bare_lines(ctx_room + sizeof(struct coro)) +
-            (kpn_lines ? 2 * LINE : 0);
-    stride = block + (kpn_lines ? CHAN : 0);
+    block = stack + bare_lines(ctx_room + sizeof(struct coro)) + (kpn_lines ? 2 * LINE : 0);
+    stride = odd_stride(block + (kpn_lines ? CHAN : 0));
     if ((size_t)n > sizeof arena / stride) {
         bench_note("--procs=%lld with --stack=%lld needs %zu bytes of arena, has %zu; use "
                    "fewer --procs or a smaller --stack",
@@ -174,7 +180,7 @@ int main(int argc, char **argv)
         struct coro *first = NULL, *prev = NULL;
 
         for (i = 0; i < n; ++i) {
-            unsigned char *top = arena + (size_t)i * stride + (size_t)(i % STAGGER) * LINE + stack;
+            unsigned char *top = arena + (size_t)i * stride + stack;
             struct coro *c = (struct coro *)(void *)(top + ctx_room);
 
             c->next = NULL;

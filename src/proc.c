@@ -15,9 +15,11 @@
 #define GUARD_FILL 0x5au /* the byte of KPNI_GUARD_WORD */
 
 #if KPN_CACHE_STAGGER
-/* Neighbouring stack tops are shifted by this many 64-byte steps (cycle
- * of 8), so processes that run one after another do not all hit the same
- * cache sets with their saved registers. */
+/* In a net of several runners, neighbouring stack tops are shifted by
+ * this many 64-byte steps (cycle of 8), so processes that run one after
+ * another do not all hit the same cache sets with their saved
+ * registers; a net of one runner gets the same from an odd stride
+ * (odd_stride_pad). */
 #define STAGGER_STEP 64u
 #define STAGGER_CYCLE 8u
 /* Stack tops are aligned to a cache line, so 'ctx' with the struct's hot
@@ -70,21 +72,27 @@ static size_t name_length(const char *s)
  * overflows a size_t.
  *
  * In a net of one runner, where the layout is for a data cache, every
- * block takes the largest stagger's room, whatever its own, and a whole
- * number of lines (BLOCK_ALIGN); so does every channel (chan.c,
- * kpni_chan_make).  A net built in a loop (a process, its channels, the
- * next process) then lays its processes out one stride apart, but for
- * one step in STAGGER_CYCLE, and the core's stride prefetchers follow a
- * pass over them.  With each block as long as its own stagger, and
- * blocks and channels ending part-way into a line, the distance from
- * one record to the next took a dozen values: the 10 000-process ring
- * took 1.5 times as long a hop, and AES with 16 384 workers 1.02 times
- * as long; the 1 000-process ring, whose lines the L2 holds, took 0.95
- * of the time.  A net of several runners keeps each block as long as
- * its own stagger: there a prefetcher that follows one runner's
- * processes runs on into the next runner's, and the 50-stage pipeline
- * on two runners gained 1.34 over one instead of 1.46
- * (docs/benchmarks.md, "Large nets"). */
+ * block is a whole number of lines (BLOCK_ALIGN), and so is every
+ * channel (chan.c, kpni_chan_make); no block is staggered but by the
+ * line that puts its record an odd number of lines after the one
+ * before (odd_stride_pad).  A net built in a loop (a process, its
+ * channels, the next process) then lays its records one stride apart,
+ * and the core's stride prefetchers follow a pass over them; an odd
+ * stride spreads the records over every set of a cache, as the
+ * stagger's cycle does.  With each block as long as its own stagger,
+ * and blocks and channels ending part-way into a line, the distance
+ * from one record to the next took a dozen values: the 10 000-process
+ * ring took 1.5 times as long a hop, and AES with 16 384 workers 1.02
+ * times as long.  With every block as long as the largest stagger
+ * makes one and the stagger's cycle inside it, one step in eight broke
+ * the stride, and the 1 000- and 10 000-process rings took 1.06 and
+ * 1.12 times as long a hop; with no stagger and an even stride, a stack
+ * of 7 296 bytes put every record 8 KiB after the one before, and the
+ * 1 000-process hop took 1.24 times as long.  A net of several runners
+ * keeps each block as long as its own stagger: there a prefetcher that
+ * follows one runner's processes runs on into the next runner's, and
+ * the 50-stage pipeline on two runners gained 1.34 over one instead of
+ * 1.46 (docs/benchmarks.md, "Large nets"). */
 static size_t block_size(size_t stack, size_t name_len, size_t stagger, size_t align)
 {
     size_t fixed = TOP_SLACK + GUARD_OUTSIDE + stagger +
@@ -167,6 +175,31 @@ static void spawn_ahead(const kpn_net *net, const kpn_proc *p, size_t stack)
 #endif
 }
 
+/* The stagger of a process of a net of one runner: none, or one line
+ * where its record would otherwise land an even number of lines after
+ * the record of the process spawned before it (block_size says why).
+ * The line goes in front of the block, so it moves the blocks after it
+ * too: a net built in a loop then lays its records an odd number of
+ * lines apart, the same number every time.  Not with guard pages, whose
+ * blocks start on a page. */
+static size_t odd_stride_pad(const kpn_net *net, size_t stack)
+{
+#if KPN_CACHE_STAGGER
+    const unsigned char *top = net->arena.next + GUARD_OUTSIDE + stack;
+    uintptr_t lines;
+
+    if (net->procs_tail == NULL || net->page != 0)
+        return 0;
+    /* where kpn_spawn puts the record with no stagger */
+    top += (TOP_ALIGN - (uintptr_t)top % TOP_ALIGN) % TOP_ALIGN;
+    lines = ((uintptr_t)top + KPNI_CTX_ROOM() - (uintptr_t)net->procs_tail) / STAGGER_STEP;
+    return lines % 2 == 0 ? STAGGER_STEP : 0;
+#else
+    (void)net, (void)stack;
+    return 0;
+#endif
+}
+
 /*
  * With cfg.guard_pages the block starts with room for one whole page
  * below the stagger, made inaccessible:
@@ -188,14 +221,13 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
         return KPN_EINVAL;
     if (net->state != KPNI_NET_IDLE)
         return KPN_ESTATE;
-    /* One runner: every block takes the largest stagger's room, whatever
-     * its own, so that the stagger moves the stack top within the block,
-     * not the blocks after it (block_size says why). */
-    stagger = (net->nprocs % STAGGER_CYCLE) * STAGGER_STEP;
-    if (kpni_one_stride(net))
-        total = kpn_size_proc(stack_size, name_len);
-    else
+    if (kpni_one_stride(net)) {
+        stagger = odd_stride_pad(net, stack);
+        total = block_size(stack_size, name_len, stagger, BLOCK_ALIGN);
+    } else {
+        stagger = (net->nprocs % STAGGER_CYCLE) * STAGGER_STEP;
         total = block_size(stack_size, name_len, stagger, KPNI_ALIGN);
+    }
     if (total == 0 || stack < stack_size || total > (size_t)-1 - 2 * net->page)
         return KPN_ENOMEM;
     start = kpni_arena_carve(&net->arena, total + 2 * net->page);

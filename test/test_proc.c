@@ -98,6 +98,42 @@ static void spawns_while_running(void *arg)
     nested_spawn = kpn_spawn(net, &p, "late", idle, NULL, STACK);
 }
 
+/* A net of one runner built in a loop, a process and then the channel
+ * into it from the one before, as bench/ring builds its ring, lays its
+ * processes the same odd number of cache lines apart, whatever the
+ * stack size: a stride the core's prefetchers can follow, and never one
+ * that puts every process's hot lines on the same cache sets (proc.c,
+ * block_size). */
+void test_a_one_runner_net_built_in_a_loop_lays_its_processes_an_odd_number_of_lines_apart(void)
+{
+    static unsigned char loop[256 * 1024];
+    size_t stack;
+
+    for (stack = KPN_STACK_MIN; stack <= KPN_STACK_MIN + 4096; stack += 48) {
+        kpn_proc *p, *prev = NULL;
+        kpn_chan *c;
+        long stride = 0;
+        int i;
+
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, loop, sizeof loop, NULL));
+        for (i = 0; i < 6; ++i) {
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "ring", idle, NULL, stack));
+            if (prev != NULL) {
+                long d = (long)((const unsigned char *)p - (const unsigned char *)prev);
+
+                TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, prev, p, sizeof(int), 1));
+                TEST_ASSERT_EQUAL_INT_MESSAGE(0, d % 64, "a whole number of lines apart");
+                TEST_ASSERT_EQUAL_INT_MESSAGE(1, (d / 64) % 2, "an odd number of lines apart");
+                /* the first process has no channel before it */
+                if (i >= 3)
+                    TEST_ASSERT_EQUAL_INT_MESSAGE(stride, d, "the same stride each time");
+                stride = d;
+            }
+            prev = p;
+        }
+    }
+}
+
 void test_spawn_while_running_is_refused(void)
 {
     kpn_proc *p;
