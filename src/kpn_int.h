@@ -60,8 +60,9 @@
 #endif
 
 /* 1: stack tops are aligned to 64-byte cache lines and staggered between
- * neighbours (proc.c), which a cached x86 or big ARM core rewards; it
- * costs up to 496 bytes a process.  0: 16-byte alignment, no stagger,
+ * neighbours, or in a net of one runner laid out an odd number of lines
+ * apart (proc.c), which a cached x86 or big ARM core rewards; it costs up
+ * to 496 bytes a process.  0: 16-byte alignment, no stagger,
  * for microcontrollers without a data cache.  Default: 1 on Unix. */
 #ifndef KPN_CACHE_STAGGER
 #define KPN_CACHE_STAGGER KPNI_UNIX
