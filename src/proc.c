@@ -185,14 +185,16 @@ static void spawn_ahead(const kpn_net *net, const kpn_proc *p, size_t stack)
 static size_t odd_stride_pad(const kpn_net *net, size_t stack)
 {
 #if KPN_CACHE_STAGGER
-    const unsigned char *top = net->arena.next + GUARD_OUTSIDE + stack;
+    /* where kpn_spawn puts the record with no stagger; an address, not
+     * a pointer, since a stack size too large for the arena (refused
+     * after this) would take a pointer past the end of everything */
+    uintptr_t top = (uintptr_t)net->arena.next + GUARD_OUTSIDE + stack;
     uintptr_t lines;
 
     if (net->procs_tail == NULL || net->page != 0)
         return 0;
-    /* where kpn_spawn puts the record with no stagger */
-    top += (TOP_ALIGN - (uintptr_t)top % TOP_ALIGN) % TOP_ALIGN;
-    lines = ((uintptr_t)top + KPNI_CTX_ROOM() - (uintptr_t)net->procs_tail) / STAGGER_STEP;
+    top += (TOP_ALIGN - top % TOP_ALIGN) % TOP_ALIGN;
+    lines = (top + KPNI_CTX_ROOM() - (uintptr_t)net->procs_tail) / STAGGER_STEP;
     return lines % 2 == 0 ? STAGGER_STEP : 0;
 #else
     (void)net, (void)stack;

@@ -62,6 +62,9 @@ void test_spawn_enomem_leaves_the_net_unchanged_and_usable(void)
     p = NULL;
     TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_spawn(net, &p, "big", idle, NULL, sizeof arena));
     TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_spawn(net, &p, "huge", idle, NULL, (size_t)-1));
+    /* one whose end lies past the end of the address space: where the
+     * record would land is worked out before the size is refused */
+    TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_spawn(net, &p, "past", idle, NULL, (size_t)-1 - 4096));
     TEST_ASSERT_NULL(p);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
     TEST_ASSERT_EQUAL_size_t(before.procs, after.procs);
