@@ -175,6 +175,18 @@ static void spawn_ahead(const kpn_net *net, const kpn_proc *p, size_t stack)
 #endif
 }
 
+/* Where a stack's top lies in a block that starts at 'block': past the
+ * stagger, the guard band and the stack, rounded up to TOP_ALIGN.  An
+ * address, not a pointer: odd_stride_pad asks before a stack size too
+ * large for the arena is refused, and a pointer that far on would lie
+ * past the end of the address space. */
+static uintptr_t top_at(uintptr_t block, size_t stagger, size_t stack)
+{
+    uintptr_t top = block + stagger + GUARD_OUTSIDE + stack;
+
+    return top + (TOP_ALIGN - top % TOP_ALIGN) % TOP_ALIGN;
+}
+
 /* The stagger of a process of a net of one runner: none, or one line
  * where its record would otherwise land an even number of lines after
  * the record of the process spawned before it (block_size says why).
@@ -185,16 +197,14 @@ static void spawn_ahead(const kpn_net *net, const kpn_proc *p, size_t stack)
 static size_t odd_stride_pad(const kpn_net *net, size_t stack)
 {
 #if KPN_CACHE_STAGGER
-    /* where kpn_spawn puts the record with no stagger; an address, not
-     * a pointer, since a stack size too large for the arena (refused
-     * after this) would take a pointer past the end of everything */
-    uintptr_t top = (uintptr_t)net->arena.next + GUARD_OUTSIDE + stack;
     uintptr_t lines;
 
     if (net->procs_tail == NULL || net->page != 0)
         return 0;
-    top += (TOP_ALIGN - top % TOP_ALIGN) % TOP_ALIGN;
-    lines = (top + KPNI_CTX_ROOM() - (uintptr_t)net->procs_tail) / STAGGER_STEP;
+    /* the record, with no stagger, lies right above the top */
+    lines = (top_at((uintptr_t)net->arena.next, 0, stack) + KPNI_CTX_ROOM() -
+             (uintptr_t)net->procs_tail) /
+            STAGGER_STEP;
     return lines % 2 == 0 ? STAGGER_STEP : 0;
 #else
     (void)net, (void)stack;
@@ -244,8 +254,7 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
 #endif
 
     /* See the picture above struct kpn_proc. */
-    top = block + stagger + GUARD_OUTSIDE + stack;
-    top += (TOP_ALIGN - (uintptr_t)top % TOP_ALIGN) % TOP_ALIGN;
+    top = block + (size_t)(top_at((uintptr_t)block, stagger, stack) - (uintptr_t)block);
     block = top - stack - GUARD_OUTSIDE;
     /* Every byte carved is written: a stale record of an earlier net
      * lying here is wiped, not left looking alive (kpn_int.h, "Stale
