@@ -11,8 +11,9 @@
 # rule (--wake=last) and two independent pipelines, one per runner
 # (--copies=2 --policy=static), and AES with 16 384 workers on 2 MiB
 # pages (the others run it on ordinary pages, as BASE's does).  Where
-# taskset is there, each
-# round also times the working tree's 1-runner pipeline, random
+# taskset is there, the single-threaded runs (the rings on one runner,
+# the 1-runner pipeline of the target row, the floors) are bound to CPU
+# 0, and each round also times the working tree's 1-runner pipeline, random
 # networks and AES (1 024 workers) bound to CPU 0 and to CPU 1: two
 # CPUs of a virtual machine need not be equally fast, and a 2-runner
 # speedup is bounded by what an even split over them can give
@@ -120,15 +121,18 @@ report() {
     # the commit the runs measured (an invocation before this file was kept: HEAD)
     after=$(sed -n 1p "$out/commit" 2>/dev/null || git rev-parse --short HEAD)
     grep -q modified "$out/commit" 2>/dev/null && after="$after, modified"
+    # where the single-threaded runs were bound to CPU 0
+    b=
+    grep -q bound "$out/commit" 2>/dev/null && b=" bound to CPU 0"
     echo "Before: $base; after: the working tree ($after). Medians of $rounds rounds, range in brackets."
     echo
     row "figure" "target" "before" "after"
     row "---" "---" "---" "---"
-    row "ring, 1 000 processes, 1 runner: ns per hop" "<= 20" "$(field "$out/ring1k.before" ns_per_hop | stats 1 1)" "$(field "$out/ring1k.after" ns_per_hop | stats 1 1)"
+    row "ring, 1 000 processes, 1 runner$b: ns per hop" "<= 20" "$(field "$out/ring1k.before" ns_per_hop | stats 1 1)" "$(field "$out/ring1k.after" ns_per_hop | stats 1 1)"
     row "ring: instructions per hop (callgrind)" "<= 160" "$(hop "$hop_old" instr_per_hop)" "$(hop "$hop_new" instr_per_hop)"
     row "ring: D1 lines per hop (cachegrind)" "<= 7" "$(hop "$hop_old" d1_lines_per_hop)" "$(hop "$hop_new" d1_lines_per_hop)"
     row "ring, 10 000 processes / 1 000" "<= 1.3" "$(ring_ratio before | stats 1 2)" "$(ring_ratio after | stats 1 2)"
-    row "ring, 10 000 processes, 1 runner: ns per hop" "-" "$(field "$out/ring10k.before" ns_per_hop | stats 1 1)" "$(field "$out/ring10k.after" ns_per_hop | stats 1 1)"
+    row "ring, 10 000 processes, 1 runner$b: ns per hop" "-" "$(field "$out/ring10k.before" ns_per_hop | stats 1 1)" "$(field "$out/ring10k.after" ns_per_hop | stats 1 1)"
     row "bare coroutines on the port's switch, with kpn's prefetch (bench/coro_ring), 1 000 in a ring: ns per hop" "-" "-" "$(field "$out/coro1k" ns_per_hop | stats 1 1)"
     row "the same: instructions and D1 lines per hop" "-" "-" "$(hop "$hop_coro" instr_per_hop), $(hop "$hop_coro" d1_lines_per_hop)"
     row "the same, 10 000 / 1 000" "-" "-" "$(over coro1k coro10k | stats 1 2)"
@@ -142,9 +146,10 @@ report() {
     row "ring of 2 processes, one on each runner (--policy=static): ns per hop" "-" "$(field "$out/handoff.before" ns_per_hop | stats 1 0)" "$(field "$out/handoff.after" ns_per_hop | stats 1 0)"
     row "two threads passing one cache line between CPU 0 and CPU 1 (bench/pingpong): ns a round trip, at each round's end" "-" "-" "$(field "$out/pingpong" ns_per_round_trip | stats 1 0)"
     row "the same, at each round's start" "-" "-" "$(field "$out/pingpong.start" ns_per_round_trip | stats 1 0)"
-    row "pipeline, 50 stages, no work, 1 runner: ns per message-stage" "<= 5" "$(field "$out/pipe.before" wall_1 | stats 20 2)" "$(field "$out/pipe.after" wall_1 | stats 20 2)"
+    row "pipeline, 50 stages, no work, 1 runner$b: ns per message-stage" "<= 5" "$(field "$out/pipe1.before" wall_1 | stats 20 2)" "$(field "$out/pipe1.after" wall_1 | stats 20 2)"
+    row "the same, the 1-runner runs of the 2-runner rows below" "-" "$(field "$out/pipe.before" wall_1 | stats 20 2)" "$(field "$out/pipe.after" wall_1 | stats 20 2)"
     row "bare coroutines joined by bare rings (bench/coro_pipeline), the same pipeline: ns per message-stage" "-" "-" "$(field "$out/coro.pipe" ns_per_stage | stats 1 2)"
-    row "pipeline, 1 runner / bare coroutines" "-" "-" "$(per pipe.after wall_1 coro.pipe wall | stats 1 2)"
+    row "pipeline, 1 runner / bare coroutines" "-" "-" "$(per pipe1.after wall_1 coro.pipe wall | stats 1 2)"
     row "pipeline, no work: 2 runners / 1 (work stealing)" ">= 1.5" "$(field "$out/pipe.before" speedup | stats 1 2)" "$(field "$out/pipe.after" speedup | stats 1 2)"
     by_state "pipeline, no work: 2 runners / 1 (work stealing)" pipe speedup
     row "pipeline, no work: 2 runners / 1 (work stealing, never learning: --learn=0)" "-" "-" "$(field "$out/pipe.nolearn" speedup | stats 1 2)"
@@ -202,8 +207,10 @@ make -j2 >/dev/null
 # unless told --replay=0, which nothing here reads)
 round() {
     d=$1 v=$2 aes=$3 rnd=$4
-    "$d/ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/ring1k.$v"
-    "$d/ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/ring10k.$v"
+    $one "$d/ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/ring1k.$v"
+    $one "$d/ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/ring10k.$v"
+    $one "$d/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runners=1 --runs=1 \
+        2>/dev/null | tail -1 >>"$out/pipe1.$v"
     "$d/ring" --procs=1000 --trips=2000 --runs=5 --runners=2 2>/dev/null | tail -1 >>"$out/ring2r.$v"
     "$d/ring" --procs=2 --trips=100000 --runs=3 --runners=2 --policy=static 2>/dev/null |
         tail -1 >>"$out/handoff.$v"
@@ -229,6 +236,14 @@ pin=
 if command -v taskset >/dev/null 2>&1 && taskset -c 1 true 2>/dev/null; then
     pin=1
 fi
+# the single-threaded figures, bound to one CPU where there is taskset:
+# left to the scheduler, a run of one thread may move between two CPUs
+# whose caches and speeds differ
+one=
+if [ -n "$pin" ]; then
+    one="taskset -c 0"
+    echo bound >>"$out/commit"
+fi
 
 i=0
 while [ "$i" -lt "$rounds" ]; do
@@ -236,15 +251,15 @@ while [ "$i" -lt "$rounds" ]; do
     "$new/pingpong" --runs=3 2>/dev/null | tail -1 >>"$out/pingpong.start"
     round "$old" before "" ""
     round "$new" after --huge_pages=0 --replay=0
-    "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/coro1k"
-    "$new/coro_ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/coro10k"
-    "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 --ahead=16 2>/dev/null | tail -1 >>"$out/coro1k.ahead"
-    "$new/coro_ring" --procs=10000 --trips=200 --runs=5 --ahead=16 2>/dev/null | tail -1 >>"$out/coro10k.ahead"
-    "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 --ahead=16 --kpn_lines=4 2>/dev/null |
+    $one "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 2>/dev/null | tail -1 >>"$out/coro1k"
+    $one "$new/coro_ring" --procs=10000 --trips=200 --runs=5 2>/dev/null | tail -1 >>"$out/coro10k"
+    $one "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 --ahead=16 2>/dev/null | tail -1 >>"$out/coro1k.ahead"
+    $one "$new/coro_ring" --procs=10000 --trips=200 --runs=5 --ahead=16 2>/dev/null | tail -1 >>"$out/coro10k.ahead"
+    $one "$new/coro_ring" --procs=1000 --trips=2000 --runs=5 --ahead=16 --kpn_lines=4 2>/dev/null |
         tail -1 >>"$out/coro1k.lines"
-    "$new/coro_ring" --procs=10000 --trips=200 --runs=5 --ahead=16 --kpn_lines=4 2>/dev/null |
+    $one "$new/coro_ring" --procs=10000 --trips=200 --runs=5 --ahead=16 --kpn_lines=4 2>/dev/null |
         tail -1 >>"$out/coro10k.lines"
-    "$new/coro_pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
+    $one "$new/coro_pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 2>/dev/null |
         tail -1 >>"$out/coro.pipe"
     "$new/pipeline" --stages=50 --d=1000000 --t_ms=1 --capacity=64 --runs=1 --policy=auto \
         2>/dev/null | tail -1 >>"$out/pipe.auto"
