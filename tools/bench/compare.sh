@@ -16,12 +16,13 @@
 # bound to CPU 0 and bound to CPU 1, and the faster of the two kept: a
 # host may give one CPU of a virtual machine to a neighbour for minutes
 # at a time, and left to the scheduler a run of one thread moves between
-# CPUs whose caches hold different lines.  Each round also times the working tree's 1-runner pipeline, random
-# networks and AES (1 024 workers) bound to CPU 0 and to CPU 1: two
-# CPUs of a virtual machine need not be equally fast, and a 2-runner
-# speedup is bounded by what an even split over them can give
-# (tools/bench/ceiling.sh), or for AES, whose runners share the work
-# out by speed, a split matched to the two speeds.  Each round also
+# CPUs whose caches hold different lines.  Each round also times the
+# working tree's 1-runner pipeline, random networks and AES (1 024
+# workers) bound to CPU 0 and to CPU 1: two CPUs of a virtual machine
+# need not be equally fast, and a 2-runner speedup is bounded by what
+# an even split over them can give (tools/bench/ceiling.sh), or for
+# AES, whose runners share the work out by speed, a split matched to
+# the two speeds.  Each round also
 # times a hand-off between two runners (a ring of two processes, one on
 # each) and what the machine takes to pass one cache line between the
 # two CPUs and back (bench/pingpong), which the two-runner rows depend
@@ -230,10 +231,12 @@ round() {
 pinned() {
     d=$1 f=$2 k=$3
     shift 3
-    t0=$(taskset -c 0 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n "s/.* $k=\([0-9.]*\).*/\1/p")
-    t1=$(taskset -c 1 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | sed -n "s/.* $k=\([0-9.]*\).*/\1/p")
+    t0=$(taskset -c 0 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | value "$k")
+    t1=$(taskset -c 1 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | value "$k")
     echo "$t0 $t1" >>"$out/$f"
 }
+# value KEY: KEY's value in the result line on stdin
+value() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
 pin=
 if command -v taskset >/dev/null 2>&1 && taskset -c 1 true 2>/dev/null; then
     pin=1
@@ -251,8 +254,8 @@ single() {
     fi
     l0=$(taskset -c 0 "$@" 2>/dev/null | tail -1)
     l1=$(taskset -c 1 "$@" 2>/dev/null | tail -1)
-    v0=$(echo "$l0" | sed -n "s/.* $k=\([0-9.]*\).*/\1/p")
-    v1=$(echo "$l1" | sed -n "s/.* $k=\([0-9.]*\).*/\1/p")
+    v0=$(echo "$l0" | value "$k")
+    v1=$(echo "$l1" | value "$k")
     if awk -v a="$v0" -v b="$v1" 'BEGIN { exit !(b != "" && (a == "" || b + 0 < a + 0)) }'; then
         echo "$l1" >>"$out/$f"
     else
