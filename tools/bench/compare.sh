@@ -159,8 +159,8 @@ report() {
     row "pipeline, no work: 2 runners / 1 (work stealing, never learning: --learn=0)" "-" "-" "$(field "$out/pipe.nolearn" speedup | stats 1 2)"
     row "pipeline, no work: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/pipe.last" speedup | stats 1 2)"
     row "pipeline, no work: 2 runners / 1 (kpn_place)" ">= 1.5" "-" "$(field "$out/pipe.auto" speedup | stats 1 2)"
-    row "pipeline, 1 runner bound to one CPU: slower CPU / faster" "-" "-" "$(slow pin.pipe | stats 1 2)"
-    row "pipeline: what an even split over the two CPUs can give (2 x faster / slower)" "-" "-" "$(even pin.pipe | stats 1 2)"
+    row "pipeline, 1 runner bound to one CPU: slower CPU / faster" "-" "-" "$(slow pipe1.after.cpus | stats 1 2)"
+    row "pipeline: what an even split over the two CPUs can give (2 x faster / slower)" "-" "-" "$(even pipe1.after.cpus | stats 1 2)"
     row "two independent 25-stage pipelines, one per runner: 2 runners / 1" "-" "-" "$(field "$out/copies.after" speedup | stats 1 2)"
     for net in A B; do
         f=rnd$(printf %s "$net" | tr AB ab)
@@ -243,8 +243,9 @@ if command -v taskset >/dev/null 2>&1 && taskset -c 1 true 2>/dev/null; then
 fi
 [ -n "$pin" ] && echo bound >>"$out/commit"
 # single OUT KEY COMMAND...: the last line of COMMAND bound to CPU 0 or
-# of COMMAND bound to CPU 1, whichever has the smaller KEY, onto OUT
-# (where there is no taskset, of COMMAND as it comes)
+# of COMMAND bound to CPU 1, whichever has the smaller KEY, onto OUT,
+# and the two KEYs, as "k0 k1", onto OUT.cpus (where there is no
+# taskset, the last line of COMMAND as it comes onto OUT)
 single() {
     f=$1 k=$2
     shift 2
@@ -256,6 +257,7 @@ single() {
     l1=$(taskset -c 1 "$@" 2>/dev/null | tail -1)
     v0=$(echo "$l0" | value "$k")
     v1=$(echo "$l1" | value "$k")
+    echo "$v0 $v1" >>"$out/$f.cpus"
     if awk -v a="$v0" -v b="$v1" 'BEGIN { exit !(b != "" && (a == "" || b + 0 < a + 0)) }'; then
         echo "$l1" >>"$out/$f"
     else
@@ -296,7 +298,6 @@ while [ "$i" -lt "$rounds" ]; do
     "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 --stack_fill=0 2>/dev/null |
         tail -1 >>"$out/aes16k.nofill.huge"
     if [ -n "$pin" ]; then
-        pinned "$new" pin.pipe wall_1 pipeline --stages=50 --d=1000000 --t_ms=1 --capacity=64
         pinned "$new" pin.rnda wall_1 random --preset=RND-A --d=50000 --replay=0
         pinned "$new" pin.rndb wall_1 random --preset=RND-B --d=50000 --replay=0
         pinned "$new" pin.aes wall aes --b=26 --k=16 --passes=4 --huge_pages=0
