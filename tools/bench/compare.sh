@@ -169,11 +169,11 @@ report() {
         row "RND-$net, d = 50 000: 2 runners / 1 (work stealing, --learn=0)" "-" "-" "$(field "$out/$f.nolearn" speedup | stats 1 2)"
         row "RND-$net, d = 50 000: 2 runners / 1 (work stealing, --wake=last)" "-" "-" "$(field "$out/$f.last" speedup | stats 1 2)"
         row "RND-$net, d = 50 000: 2 runners / 1 (kpn_place)" ">= 1.3" "-" "$(field "$out/$f.auto" speedup | stats 1 2)"
-        row "RND-$net: what an even split over the two CPUs can give" "-" "-" "$(even pin.$f | stats 1 2)"
+        row "RND-$net: what an even split over the two CPUs can give" "-" "-" "$(even pin.$f.cpus | stats 1 2)"
     done
     row "AES, 1 024 workers, 2 runners: kpn / sequential" ">= 1.85 every time" "$(field "$out/aes2.before" ratio | stats 1 2)" "$(field "$out/aes2.after" ratio | stats 1 2)"
     by_state "AES, 1 024 workers, 2 runners: kpn / sequential" aes2 ratio
-    row "AES: what a split matched to the two CPUs' speeds can give (1 + faster / slower)" "-" "-" "$(matched pin.aes | stats 1 2)"
+    row "AES: what a split matched to the two CPUs' speeds can give (1 + faster / slower)" "-" "-" "$(matched pin.aes.cpus | stats 1 2)"
     row "AES, 16 384 workers, 1 runner: kpn / sequential" ">= 0.95" "$(field "$out/aes16k.before" ratio | stats 1 2)" "$(field "$out/aes16k.after" ratio | stats 1 2)"
     row "AES, 16 384 workers, 1 runner, stacks not filled (--stack_fill=0): kpn / sequential" ">= 0.95" "-" "$(field "$out/aes16k.nofill" ratio | stats 1 2)"
     row "AES, 16 384 workers, 1 runner, arena on 2 MiB pages (bench/aes's default): kpn / sequential" ">= 0.95" "-" "$(field "$out/aes16k.huge" ratio | stats 1 2)"
@@ -225,16 +225,6 @@ round() {
     "$d/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 $aes 2>/dev/null | tail -1 >>"$out/aes16k.$v"
 }
 
-# pinned D OUT KEY ARGS...: the 1-runner wall time (the result line's KEY:
-# wall_1, or wall for AES) of one run bound to CPU 0 and of one bound to
-# CPU 1, as "t0 t1" on a line of OUT
-pinned() {
-    d=$1 f=$2 k=$3
-    shift 3
-    t0=$(taskset -c 0 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | value "$k")
-    t1=$(taskset -c 1 "$d/$@" --runners=1 --runs=1 2>/dev/null | tail -1 | value "$k")
-    echo "$t0 $t1" >>"$out/$f"
-}
 # value KEY: KEY's value in the result line on stdin
 value() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
 pin=
@@ -298,9 +288,10 @@ while [ "$i" -lt "$rounds" ]; do
     "$new/aes" --b=26 --k=12 --passes=4 --runners=1 --runs=3 --stack_fill=0 2>/dev/null |
         tail -1 >>"$out/aes16k.nofill.huge"
     if [ -n "$pin" ]; then
-        pinned "$new" pin.rnda wall_1 random --preset=RND-A --d=50000 --replay=0
-        pinned "$new" pin.rndb wall_1 random --preset=RND-B --d=50000 --replay=0
-        pinned "$new" pin.aes wall aes --b=26 --k=16 --passes=4 --huge_pages=0
+        # the 1-runner wall times bound to each CPU, for the split rows (pin.*.cpus)
+        single pin.rnda wall_1 "$new/random" --preset=RND-A --d=50000 --replay=0 --runners=1 --runs=1
+        single pin.rndb wall_1 "$new/random" --preset=RND-B --d=50000 --replay=0 --runners=1 --runs=1
+        single pin.aes wall "$new/aes" --b=26 --k=16 --passes=4 --huge_pages=0 --runners=1 --runs=1
     fi
     "$new/pingpong" --runs=3 2>/dev/null | tail -1 >>"$out/pingpong"
     echo "compare: round $i/$rounds" >&2
