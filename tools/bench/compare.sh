@@ -39,6 +39,10 @@
 # hop touches, asking for them 16 hops ahead; and bench/coro_pipeline, the
 # no-work pipeline's stages on bare coroutines joined by bare rings, the
 # floor under its 1-runner figure.
+# The instruction and line counts are valgrind's: a ring hop's in both
+# builds and the bare ring's (tools/bench/hop_cost.sh), and a pipeline
+# message-stage's in both builds and the bare pipeline's
+# (tools/bench/stage_cost.sh).
 #
 # Usage: tools/bench/compare.sh BASE [ROUNDS]     (ROUNDS default 5)
 #        tools/bench/compare.sh --report BASE
@@ -69,6 +73,9 @@ report() {
     hop_old=$(tools/bench/hop_cost.sh "$old/ring")
     hop_new=$(tools/bench/hop_cost.sh "$new/ring")
     hop_coro=$(tools/bench/hop_cost.sh "$new/coro_ring")
+    stage_old=$(tools/bench/stage_cost.sh "$old/pipeline")
+    stage_new=$(tools/bench/stage_cost.sh "$new/pipeline")
+    stage_coro=$(tools/bench/stage_cost.sh "$new/coro_pipeline")
 
     # field FILE KEY: every value of KEY=, one a line
     field() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" "$1" 2>/dev/null; }
@@ -154,6 +161,9 @@ report() {
     row "the same, the 1-runner runs of the 2-runner rows below" "-" "$(field "$out/pipe.before" wall_1 | stats 20 2)" "$(field "$out/pipe.after" wall_1 | stats 20 2)"
     row "bare coroutines joined by bare rings (bench/coro_pipeline), the same pipeline: ns per message-stage" "-" "-" "$(field "$out/coro.pipe" ns_per_stage | stats 1 2)"
     row "pipeline, 1 runner / bare coroutines" "-" "-" "$(per pipe1.after wall_1 coro.pipe wall | stats 1 2)"
+    row "pipeline, 1 runner: instructions per message-stage, the busy loop left out (cachegrind)" "-" "$(hop "$stage_old" instr_per_stage)" "$(hop "$stage_new" instr_per_stage)"
+    row "the same: in the send, the receive, the rest of kpn" "-" "$(hop "$stage_old" send), $(hop "$stage_old" recv), $(hop "$stage_old" sched)" "$(hop "$stage_new" send), $(hop "$stage_new" recv), $(hop "$stage_new" sched)"
+    row "bare coroutines joined by bare rings: instructions per message-stage, the busy loop left out" "-" "-" "$(hop "$stage_coro" instr_per_stage)"
     row "pipeline, no work: 2 runners / 1 (work stealing)" ">= 1.5" "$(field "$out/pipe.before" speedup | stats 1 2)" "$(field "$out/pipe.after" speedup | stats 1 2)"
     by_state "pipeline, no work: 2 runners / 1 (work stealing)" pipe speedup
     row "pipeline, no work: 2 runners / 1 (work stealing, never learning: --learn=0)" "-" "-" "$(field "$out/pipe.nolearn" speedup | stats 1 2)"
