@@ -14,6 +14,8 @@
 # Usage: tools/bench/hop_cost.sh [RING_BINARY] [PROCS] [TRIPS_LO] [TRIPS_HI]
 # defaults: build/amd64/bench/ring 1000 100 600
 # Prints one line: procs=... instr_per_hop=... d1_lines_per_hop=...
+# functions=NAME:N,... (the functions a hop spends at least half an
+# instruction in, by cachegrind, most first)
 set -eu
 ring=${1:-build/amd64/bench/ring}
 procs=${2:-1000}
@@ -34,6 +36,16 @@ total() {
     # cg_annotate/callgrind_annotate print the totals on a line of numbers
     # under the "Ir ..." header; the file's own "summary:" line is simpler.
     sed -n 's/^summary: *//p' "$tmp/out"
+    cp "$tmp/out" "$tmp/$tool.$trips"
+}
+
+# by_fn FILE: "function instructions" for each function of a cachegrind
+# run, the function the one each instruction lies in (cachegrind's fn=,
+# which callgrind's call tracking, confused by the switch, does not give)
+by_fn() {
+    awk '/^fn=/ { fn = substr($0, 4); next }
+        /^[0-9]/ && NF >= 2 { ir[fn] += $2 }
+        END { for (f in ir) print f, ir[f] }' "$1" | sort
 }
 
 # summary fields: callgrind "Ir", cachegrind "Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw"
@@ -42,10 +54,16 @@ ci_hi=$(total callgrind "$hi" "")
 cg_lo=$(total cachegrind "$lo" sim)
 cg_hi=$(total cachegrind "$hi" sim)
 hops=$((procs * (hi - lo)))
+by_fn "$tmp/cachegrind.$lo" >"$tmp/f.lo"
+by_fn "$tmp/cachegrind.$hi" >"$tmp/f.hi"
 
-echo "$ci_lo|$ci_hi|$cg_lo|$cg_hi|$hops" | awk -F'|' -v procs="$procs" '{
+# the functions a hop spends at least half an instruction in, most first
+fns=$(join -a 2 -e 0 -o 0,1.2,2.2 "$tmp/f.lo" "$tmp/f.hi" 2>/dev/null | awk -v h="$hops" '{
+        v = ($3 - $2) / h; if (v >= 0.5) printf "%.1f %s:%.1f\n", v, $1, v }' | sort -rn | cut -d' ' -f2 | paste -sd, -)
+
+echo "$ci_lo|$ci_hi|$cg_lo|$cg_hi|$hops|$fns" | awk -F'|' -v procs="$procs" '{
     split($1, a, " "); split($2, b, " "); split($3, c, " "); split($4, d, " ");
     ir = (b[1] - a[1]) / $5;
     d1 = ((d[5] + d[8]) - (c[5] + c[8])) / $5;
-    printf "hop_cost: procs=%d hops=%d instr_per_hop=%.1f d1_lines_per_hop=%.2f\n", procs, $5, ir, d1
+    printf "hop_cost: procs=%d hops=%d instr_per_hop=%.1f d1_lines_per_hop=%.2f functions=%s\n", procs, $5, ir, d1, $6
 }'
