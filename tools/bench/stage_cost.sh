@@ -38,7 +38,7 @@ trap 'rm -rf "$tmp"' EXIT
 # runs: bench/pipeline times a 1-runner run and an R-runner one, and
 # --runners=1 makes both one runner's; the floor times --runs of its own
 case $(basename "$prog") in
-coro_pipeline*) extra= runs=1 ;;
+coro_pipeline*) extra='' runs=1 ;;
 *) extra=--runners=1 runs=2 ;;
 esac
 
