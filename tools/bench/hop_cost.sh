@@ -40,8 +40,9 @@ total() {
 }
 
 # by_fn FILE: "function instructions" for each function of a cachegrind
-# run, the function the one each instruction lies in (cachegrind's fn=,
-# which callgrind's call tracking, confused by the switch, does not give)
+# run, each instruction counted in the function it lies in (cachegrind's
+# fn=; callgrind's call tracking, which the switch confuses, counts the
+# code a process resumes in as the caller of the process it left)
 by_fn() {
     awk '/^fn=/ { fn = substr($0, 4); next }
         /^[0-9]/ && NF >= 2 { ir[fn] += $2 }
