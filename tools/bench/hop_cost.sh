@@ -25,18 +25,17 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # total TOOL TRIPS EVENTS: the summed events of one run, from the tool's
-# own summary line.
+# own summary line; the run's file stays as $tmp/TOOL.TRIPS.
 total() {
     tool=$1 trips=$2 events=$3
-    valgrind --tool="$tool" --"$tool"-out-file="$tmp/out" ${events:+--cache-sim=yes} \
+    valgrind --tool="$tool" --"$tool"-out-file="$tmp/$tool.$trips" ${events:+--cache-sim=yes} \
         "$ring" --procs="$procs" --trips="$trips" --runs=1 >/dev/null 2>"$tmp/err" || {
         cat "$tmp/err" >&2
         exit 1
     }
     # cg_annotate/callgrind_annotate print the totals on a line of numbers
     # under the "Ir ..." header; the file's own "summary:" line is simpler.
-    sed -n 's/^summary: *//p' "$tmp/out"
-    cp "$tmp/out" "$tmp/$tool.$trips"
+    sed -n 's/^summary: *//p' "$tmp/$tool.$trips"
 }
 
 # by_fn FILE: "function instructions" for each function of a cachegrind
