@@ -45,17 +45,20 @@
 # (tools/bench/stage_cost.sh).
 #
 # Usage: tools/bench/compare.sh BASE [ROUNDS]     (ROUNDS default 5)
-#        tools/bench/compare.sh --report BASE
+#        tools/bench/compare.sh --report BASE [RUNS...]
 # --report prints the table again from the runs the last invocation left
 # in build/compare/runs, counting the instructions and lines again from
-# the builds it left (valgrind's counts do not drift).
+# the builds it left (valgrind's counts do not drift).  Given RUNS,
+# copies of build/compare/runs that invocations of the same BASE left,
+# it prints one table from all their rounds: a host that changes state
+# for minutes at a time is better read from rounds an hour apart.
 set -eu
 report=
 if [ "${1:-}" = --report ]; then
     report=1
     shift
 fi
-[ $# -ge 1 ] || { echo "usage: $0 [--report] BASE [ROUNDS]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 BASE [ROUNDS] | $0 --report BASE [RUNS...]" >&2; exit 2; }
 base=$1
 rounds=${2:-5}
 top=$(pwd)
@@ -190,7 +193,50 @@ report() {
     row "AES, 16 384 workers, 1 runner, arena on 2 MiB pages, stacks not filled: kpn / sequential" ">= 0.95" "-" "$(field "$out/aes16k.nofill.huge" ratio | stats 1 2)"
 }
 
+# join_runs DIR...: the rounds of several invocations as one set, in
+# $out: of each file that every DIR has, the lines of all in turn (a
+# round a line; a file some older invocation did not write is left out,
+# so that no row mixes rounds that others lack), and the commits they
+# measured
+join_runs() {
+    for f in "$1"/*; do
+        name=${f##*/}
+        [ "$name" != commit ] || continue
+        all=1
+        for d in "$@"; do
+            [ -f "$d/$name" ] || all=
+        done
+        [ -n "$all" ] || continue
+        for d in "$@"; do
+            cat "$d/$name"
+        done >"$out/$name"
+    done
+    commits='' modified='' bound=1
+    for d in "$@"; do
+        commits="${commits:+$commits, }$(sed -n 1p "$d/commit")"
+        grep -q modified "$d/commit" && modified=1
+        grep -q bound "$d/commit" || bound=
+    done
+    {
+        echo "$commits"
+        [ -z "$modified" ] || echo modified
+        [ -z "$bound" ] || echo bound
+    } >"$out/commit"
+}
+
 if [ -n "$report" ]; then
+    if [ $# -gt 1 ]; then
+        shift
+        for d in "$@"; do
+            if [ ! -f "$d/ring1k.after" ] || [ ! -f "$d/commit" ]; then
+                echo "compare: $d holds no runs of an invocation" >&2
+                exit 1
+            fi
+        done
+        out=$(mktemp -d)
+        trap 'rm -rf "$out"' EXIT
+        join_runs "$@"
+    fi
     [ -x "$old/ring" ] && [ -x "$new/ring" ] && [ -f "$out/ring1k.after" ] ||
         { echo "compare: no runs or builds in $scratch to report" >&2; exit 1; }
     rounds=$(wc -l <"$out/ring1k.after")
