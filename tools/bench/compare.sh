@@ -51,7 +51,8 @@
 # the builds it left (valgrind's counts do not drift).  Given RUNS,
 # copies of build/compare/runs that invocations of the same BASE left,
 # it prints one table from all their rounds: a host that changes state
-# for minutes at a time is better read from rounds an hour apart.
+# for minutes at a time is better read from rounds made at different
+# times than from one invocation alone.
 set -eu
 report=
 if [ "${1:-}" = --report ]; then
