@@ -107,6 +107,8 @@ static int automatic;
 static unsigned place_runners, home[MAX_COPIES * (MAX_STAGES + 2)];
 
 static const size_t stack_size = 16u << 10;
+/* --gap_kb in bytes (0: none), at least the smallest stack */
+static size_t gap;
 static struct stage_io io[MAX_COPIES * (MAX_STAGES + 2)]; /* per copy: source, 1..S, sink */
 
 static void proc_name(char *buf, size_t len, long long i)
@@ -130,7 +132,34 @@ static size_t arena_need(const kpn_config *cfg, size_t capacity)
         proc_name(name, sizeof name, i);
         need += (size_t)copies * kpn_size_proc(stack_size, strlen(name));
     }
-    return need + (size_t)(copies * (stages + 1)) * kpn_size_chan(sizeof(struct msg), capacity);
+    need += (size_t)(copies * (stages + 1)) * kpn_size_chan(sizeof(struct msg), capacity);
+    /* --gap_kb: at most one spacer before each channel */
+    if (gap && cfg->runners > 1)
+        need += (size_t)(copies * (stages + 1)) * kpn_size_proc(gap, strlen("gap"));
+    return need;
+}
+
+/* The runner process i is pinned to in a run on several runners, by
+ * spawn order; -1 under work stealing. */
+static long proc_home(const kpn_config *cfg, long long i)
+{
+    long long n = stages + 2, k = i % n, block = k == 0 ? 0 : k == n - 1 ? stages - 1 : k - 1;
+
+    if (automatic)
+        return (long)home[i];
+    if (cfg->policy != KPN_POLICY_STATIC)
+        return -1;
+    return copies > 1 ? (long)(i / n % cfg->runners)
+                      : (long)(block * (long long)cfg->runners / stages);
+}
+
+/* --gap_kb's spacer: a process that returns at once, so that its stack,
+ * written once as it is carved, lies unused between the channels of two
+ * runners (docs/benchmarks.md, "Two runners: where runners meet in
+ * memory") */
+static void spacer(void *arg)
+{
+    (void)arg;
 }
 
 /* Builds a fresh net on 'cfg->runners' runners, runs it, and returns the
@@ -144,6 +173,7 @@ static double run_once(const kpn_config *cfg, size_t capacity, kpn_stats *st, in
     kpn_net *net = NULL;
     kpn_status s;
     long long i, c, n = stages + 2;
+    long last;
     double t;
 
     for (c = 0; c < copies; ++c) {
@@ -164,9 +194,21 @@ static double run_once(const kpn_config *cfg, size_t capacity, kpn_stats *st, in
         io[i].copy = (int)(i / n);
         BENCH_CHECK(kpn_spawn(net, &proc[i], name, fn, &io[i], stack_size));
     }
-    for (i = 0; i + 1 < copies * n; ++i) {
+    for (i = 0, last = -1; i + 1 < copies * n; ++i) {
         if (i % n == n - 1)
             continue; /* a sink: the next process starts another copy */
+        /* a channel whose writer is on another runner than the last
+         * channel's: the spacer first */
+        if (gap && cfg->runners > 1) {
+            long h = proc_home(cfg, i);
+
+            if (last >= 0 && h >= 0 && h != last) {
+                kpn_proc *g;
+
+                BENCH_CHECK(kpn_spawn(net, &g, "gap", spacer, NULL, gap));
+            }
+            last = h;
+        }
         BENCH_CHECK(kpn_connect(net, &io[i].out, proc[i], proc[i + 1], sizeof(struct msg),
                              capacity));
         io[i + 1].in = io[i].out;
@@ -177,16 +219,9 @@ static double run_once(const kpn_config *cfg, size_t capacity, kpn_stats *st, in
      * the first stage's runner and the sink the last one's.  Static,
      * several copies: copy c whole on runner c mod R.  Work stealing: no
      * pins, the scheduler spreads the work itself. */
-    if (automatic && cfg->runners > 1) {
+    if ((automatic && cfg->runners > 1) || (!automatic && cfg->policy == KPN_POLICY_STATIC)) {
         for (i = 0; i < copies * n; ++i)
-            BENCH_CHECK(kpn_proc_pin(proc[i], home[i]));
-    } else if (cfg->policy == KPN_POLICY_STATIC) {
-        for (i = 0; i < copies * n; ++i) {
-            long long k = i % n, block = k == 0 ? 0 : k == n - 1 ? stages - 1 : k - 1;
-            unsigned r = copies > 1 ? (unsigned)(i / n % cfg->runners)
-                                    : (unsigned)(block * (long long)cfg->runners / stages);
-            BENCH_CHECK(kpn_proc_pin(proc[i], r));
-        }
+            BENCH_CHECK(kpn_proc_pin(proc[i], (unsigned)proc_home(cfg, i)));
     }
 
     t = bench_run(net);
@@ -229,8 +264,12 @@ int main(int argc, char **argv)
                  "and with 1 a ws run is on runner 0 alone (cfg.cpus; 0: those this program "
                  "may run on)", 0, NULL, 0, 1 << 20},
         {"runs", "timed runs of each runner count; medians are reported", 3, NULL, 1, 100},
+        {"gap_kb", "under static or auto, in the R-runner runs: KiB of arena left unused "
+                   "before each channel whose writer is on another runner than the last "
+                   "channel's (a process that returns at once; 0: none)", 0, NULL, 0, 1024},
     };
-    enum { STAGES, COPIES, D, T_MS, CAPACITY, RUNNERS, POLICY, WAKE, LEARN, GRAIN, CPUS, RUNS };
+    enum { STAGES, COPIES, D, T_MS, CAPACITY, RUNNERS, POLICY, WAKE, LEARN, GRAIN, CPUS, RUNS,
+           GAP_KB };
     double wall[2][100], med[2], iterations_per_us, work_us;
     uint64_t trial;
     unsigned runners;
@@ -250,6 +289,9 @@ int main(int argc, char **argv)
     capacity = (size_t)opt[CAPACITY].value;
     runners = (unsigned)opt[RUNNERS].value;
     runs = (int)opt[RUNS].value;
+    gap = (size_t)opt[GAP_KB].value << 10;
+    if (gap && gap < kpn_stack_min())
+        gap = kpn_stack_min();
 
     kpn_config_default(&cfg);
     cfg.policy = bench_placement(opt[POLICY].text, &automatic);
@@ -305,7 +347,7 @@ int main(int argc, char **argv)
                  "capacity=%zu t_ms=%lld runs=%d work_us=%.3f iterations_per_us=%.1f "
                  "steals=%llu steal_attempts=%llu placements=%llu placements_dropped=%llu placement_runners=%u sleeps=%llu switches=%llu "
                  "detections=%llu "
-                 "runner_switches=%s",
+                 "runner_switches=%s gap_kb=%lld",
                  stages, messages, copies, runners, opt[POLICY].text, opt[WAKE].text, cfg.learn,
                  cfg.learn_grain_ns, cfg.cpus, med[0],
                  med[1], med[0] * 1e9 / (double)(copies * messages * stages),
@@ -318,7 +360,7 @@ int main(int argc, char **argv)
                  (unsigned long long)st_r.placements_dropped, st_r.placement_runners,
                  (unsigned long long)st_r.sleeps,
                  (unsigned long long)st_r.switches, (unsigned long long)st_r.detections,
-                 bench_list(st_r.runner_switches, runners));
+                 bench_list(st_r.runner_switches, runners), opt[GAP_KB].value);
     if (!all_verified) {
         bench_note("verification failed");
         return 1;
