@@ -410,6 +410,9 @@ static KPNI_INLINE int looks_wanted(const kpn_proc *self, kpn_chan *c, kpn_proc_
  * one note for the channels it writes and one for those it reads: moving
  * on to another channel in the same direction makes the fenced look for
  * the old one then. */
+static KPNI_INLINE int looks_later(const kpn_proc *self, const kpn_proc *other, kpn_chan *c,
+                                   kpn_proc_state why);
+
 static KPNI_NOINLINE kpn_status release_cross(kpn_proc *self, kpn_proc *other, kpn_chan *c,
                                               kpn_proc_state why)
 {
@@ -420,7 +423,7 @@ static KPNI_NOINLINE kpn_status release_cross(kpn_proc *self, kpn_proc *other, k
             kpni_chan_flush(self, end);
         KPNI_SET_UNFENCED(self, end, c);
     }
-    if (!looks_wanted(self, c, why))
+    if (!looks_wanted(self, c, why) || looks_later(self, other, c, why))
         return KPN_OK;
     return look_cross(self, other, c, why);
 }
@@ -520,6 +523,48 @@ static KPNI_INLINE size_t look_sent(const kpn_chan *c, size_t *rd)
 #define LOOK_RECEIVED(c) KPNI_LOAD_ACQ(&(c)->received)
 #define LOOK_SENT(c, rd) KPNI_LOAD_ACQ(&(c)->sent)
 #endif
+
+/* Whether release_cross leaves its look to the flush at self's next
+ * block, where the other end of 'c' waits on it on another runner: while
+ * the ring holds less than half its capacity for that end (messages for a
+ * reader, room for a writer), under a placement (self's runner own, so
+ * the wake would move nothing), and with that end's runner awake.  Woken
+ * at the first message, a reader takes the few there are and blocks
+ * again, and the stages after it on its runner run on as few, each
+ * switching once a few messages instead of once a ring; and the wake
+ * costs the waker lines of the other runner.  Left for half a ring, or
+ * until self blocks, exits or moves on to another crossing channel the
+ * same way (the note release_cross keeps), the other end runs in the
+ * batches it would run in on one runner.  Meanwhile its runner, if it
+ * runs out of work, finds it itself (kpni_runners_wake_missed); a
+ * dormant runner looks at nothing, so a look is never left to it.  Not
+ * for a close, and not solo, whose blocks make no flush. */
+static KPNI_INLINE int looks_later(const kpn_proc *self, const kpn_proc *other, kpn_chan *c,
+                                   kpn_proc_state why)
+{
+#if KPNI_CHAN_LINES && KPN_THREADS
+    size_t ready;
+
+    if (!KPNI_MT(self->runner) || !KPNI_OWN(self->runner))
+        return 0;
+    if (why == KPN_PROC_BLOCKED_READ) {
+        if (c->closed)
+            return 0;
+        ready = c->sent - SEEN_RECEIVED(c);
+    } else {
+        size_t *rd = KPNI_RD(c);
+
+        ready = c->cap - (SEEN_SENT(c, rd) - rd[KPNI_RD_RECEIVED]);
+    }
+    return 2 * ready < c->cap && !KPNI_LOAD(&KPNI_LOAD(&other->runner)->dormant);
+#else
+    (void)self;
+    (void)other;
+    (void)c;
+    (void)why;
+    return 0;
+#endif
+}
 
 /* The ring offset after the message at 'at', of a ring of 'bytes'.
  * Worked out before the message is copied: the copy may alias the

@@ -1525,6 +1525,233 @@ void test_a_send_wakes_a_reader_that_blocked_on_its_crossing_channel(void)
     TEST_ASSERT_EQUAL_INT(rd.rounds, asked_word);
 }
 
+/* ------------------------------------------------------------ half a ring */
+/* Under a placement a message on a crossing channel whose other end
+ * waits on it looks at that end only once half the ring is ready for it,
+ * or at the sender's next block, or at once where that end's runner is
+ * dormant (chan.c, looks_later).  Runner 0: the writer W, and a helper
+ * H that lets W park once first (runners are own from a park on).
+ * Runner 1: the reader R, and a spinner that keeps runner 1 busy, so
+ * that nothing but W's look changes R's state: woken, R is ready, and
+ * waits in runner 1's inbox until the spinner ends.  The channel holds
+ * 8. */
+static struct half {
+    int how;            /* 0: a fourth message; 1: W blocks; 2: runner 1 dormant */
+    kpn_proc *w, *r;
+    kpn_chan *x, *start, *turn;
+    int spinning, go, got, bad;
+    int arrived;        /* how 2: R took the message before W blocked or closed */
+    unsigned state[4];  /* R's state after each look that could wake it */
+} hf;
+
+static void half_helper(void *arg)
+{
+    int v = 0;
+
+    (void)arg;
+    kpn_send(hf.start, &v);
+    (void)kpn_recv(hf.turn, &v);
+    if (hf.how == 1) {
+        /* W has blocked: its block made the look its sends left */
+        hf.state[3] = __atomic_load_n(&hf.r->state, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&hf.go, 1, __ATOMIC_SEQ_CST);
+        kpn_send(hf.start, &v);
+    }
+}
+
+static void half_spinner(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&hf.spinning, 1, __ATOMIC_SEQ_CST);
+    (void)spin_while(&hf.go, 0, 1);
+}
+
+static void half_writer(void *arg)
+{
+    kpni_runner *other = &net->runners[1];
+    int k, v;
+
+    (void)arg;
+    (void)kpn_recv(hf.start, &v); /* parks: runner 0 own */
+    while (__atomic_load_n(&hf.r->state, __ATOMIC_SEQ_CST) != KPN_PROC_BLOCKED_READ)
+        ;
+    if (hf.how == 2) {
+        while (!__atomic_load_n(&other->dormant, __ATOMIC_SEQ_CST))
+            ;
+        kpn_send(hf.x, &v);
+        hf.arrived = spin_while(&hf.got, 0, 1); /* no block: only the send's look wakes R */
+    } else {
+        (void)spin_while(&hf.spinning, 0, 1);
+        for (k = 0; k < 3; ++k) {
+            kpn_send(hf.x, &k);
+            hf.state[k] = __atomic_load_n(&hf.r->state, __ATOMIC_SEQ_CST);
+        }
+        if (hf.how == 0) {
+            kpn_send(hf.x, &k);
+            hf.state[3] = __atomic_load_n(&hf.r->state, __ATOMIC_SEQ_CST);
+            __atomic_store_n(&hf.go, 1, __ATOMIC_SEQ_CST);
+        } else {
+            kpn_send(hf.turn, &v);
+            (void)kpn_recv(hf.start, &v); /* blocks */
+        }
+    }
+    kpn_close(hf.x);
+    if (hf.how != 1)
+        kpn_send(hf.turn, &v);
+}
+
+static void half_reader(void *arg)
+{
+    int v;
+
+    (void)arg;
+    while (kpn_recv(hf.x, &v) == KPN_OK) {
+        hf.bad += v != hf.got;
+        __atomic_add_fetch(&hf.got, 1, __ATOMIC_SEQ_CST);
+    }
+}
+
+static void run_half(int how)
+{
+    kpn_proc *h, *s;
+
+    init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+    memset(&hf, 0, sizeof hf);
+    hf.how = how;
+    hf.w = spawn_on("w", half_writer, NULL, 0);
+    h = spawn_on("h", half_helper, NULL, 0);
+    hf.r = spawn_on("r", half_reader, NULL, 1);
+    if (how != 2)
+        s = spawn_on("spinner", half_spinner, NULL, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &hf.x, hf.w, hf.r, sizeof(int), 8));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &hf.start, h, hf.w, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &hf.turn, hf.w, h, sizeof(int), 1));
+    (void)s;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(0, hf.bad);
+}
+
+void test_a_crossing_send_under_a_placement_wakes_its_reader_at_half_a_ring(void)
+{
+    int k;
+
+    if (KPN_COMPACT)
+        TEST_IGNORE_MESSAGE("the compact layout looks at every message");
+    run_half(0);
+    for (k = 0; k < 3; ++k)
+        TEST_ASSERT_EQUAL_UINT(KPN_PROC_BLOCKED_READ, hf.state[k]);
+    TEST_ASSERT_EQUAL_UINT(KPN_PROC_READY, hf.state[3]);
+    TEST_ASSERT_EQUAL_INT(4, hf.got);
+}
+
+void test_a_crossing_send_under_a_placement_wakes_its_reader_at_the_writers_block(void)
+{
+    int k;
+
+    if (KPN_COMPACT)
+        TEST_IGNORE_MESSAGE("the compact layout looks at every message");
+    run_half(1);
+    for (k = 0; k < 3; ++k)
+        TEST_ASSERT_EQUAL_UINT(KPN_PROC_BLOCKED_READ, hf.state[k]);
+    TEST_ASSERT_EQUAL_UINT(KPN_PROC_READY, hf.state[3]);
+    TEST_ASSERT_EQUAL_INT(3, hf.got);
+}
+
+void test_a_crossing_send_wakes_at_once_a_reader_whose_runner_is_dormant(void)
+{
+    run_half(2);
+    TEST_ASSERT_TRUE(hf.arrived);
+    TEST_ASSERT_EQUAL_INT(1, hf.got);
+}
+
+/* The same the other way: under a placement a receive from a crossing
+ * channel whose writer waits on it wakes the writer once half the ring
+ * is free.  Runner 0: W, which fills the ring and blocks on its ninth
+ * message, and a helper that lets it park once first and then spins,
+ * so that nothing but R's look changes W's state.  Runner 1: R, and a
+ * helper that lets it park once first and start once W waits. */
+static struct room {
+    kpn_proc *w;
+    kpn_chan *x, *start0, *turn0, *start1;
+    int spinning, go, got, bad;
+    unsigned state[4]; /* W's state after each of R's first four receives */
+} rm;
+
+static void room_writer(void *arg)
+{
+    int k, v = 0;
+
+    (void)arg;
+    (void)kpn_recv(rm.start0, &v); /* parks: runner 0 own */
+    for (k = 0; k < 8; ++k)
+        kpn_send(rm.x, &k);
+    kpn_send(rm.turn0, &v);
+    kpn_send(rm.x, &k); /* full: blocks */
+    kpn_close(rm.x);
+}
+
+static void room_helper0(void *arg)
+{
+    int v = 0;
+
+    (void)arg;
+    kpn_send(rm.start0, &v);
+    (void)kpn_recv(rm.turn0, &v);
+    __atomic_store_n(&rm.spinning, 1, __ATOMIC_SEQ_CST);
+    (void)spin_while(&rm.go, 0, 1);
+}
+
+static void room_helper1(void *arg)
+{
+    int v = 0;
+
+    (void)arg;
+    while (__atomic_load_n(&rm.w->state, __ATOMIC_SEQ_CST) != KPN_PROC_BLOCKED_WRITE)
+        ;
+    (void)spin_while(&rm.spinning, 0, 1);
+    kpn_send(rm.start1, &v);
+}
+
+static void room_reader(void *arg)
+{
+    int v;
+
+    (void)arg;
+    (void)kpn_recv(rm.start1, &v); /* parks: runner 1 own */
+    while (kpn_recv(rm.x, &v) == KPN_OK) {
+        rm.bad += v != rm.got;
+        if (rm.got < 4)
+            rm.state[rm.got] = __atomic_load_n(&rm.w->state, __ATOMIC_SEQ_CST);
+        if (++rm.got == 4)
+            __atomic_store_n(&rm.go, 1, __ATOMIC_SEQ_CST);
+    }
+}
+
+void test_a_crossing_receive_under_a_placement_wakes_its_writer_at_half_a_ring(void)
+{
+    kpn_proc *h0, *h1, *r;
+    int k;
+
+    if (KPN_COMPACT)
+        TEST_IGNORE_MESSAGE("the compact layout looks at every message");
+    init(2, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+    memset(&rm, 0, sizeof rm);
+    rm.w = spawn_on("w", room_writer, NULL, 0);
+    h0 = spawn_on("h0", room_helper0, NULL, 0);
+    r = spawn_on("r", room_reader, NULL, 1);
+    h1 = spawn_on("h1", room_helper1, NULL, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &rm.x, rm.w, r, sizeof(int), 8));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &rm.start0, h0, rm.w, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &rm.turn0, rm.w, h0, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &rm.start1, h1, r, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    TEST_ASSERT_EQUAL_INT(0, rm.bad);
+    TEST_ASSERT_EQUAL_INT(9, rm.got);
+    for (k = 0; k < 3; ++k)
+        TEST_ASSERT_EQUAL_UINT(KPN_PROC_BLOCKED_WRITE, rm.state[k]);
+    TEST_ASSERT_EQUAL_UINT(KPN_PROC_READY, rm.state[3]);
+}
+
 /* Under work stealing a process that blocks and must walk lets go of its
  * runner's lock to take every lock, and may be woken in that moment
  * while it still runs there (docs/runners.md).  Until it parks, neither
