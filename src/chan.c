@@ -398,9 +398,13 @@ static KPNI_INLINE int looks_wanted(const kpn_proc *self, kpn_chan *c, kpn_proc_
 #endif
 }
 
+/* below, with the counters' copies it reads */
+static KPNI_INLINE int looks_later(const kpn_proc *self, const kpn_proc *other, kpn_chan *c,
+                                   kpn_proc_state why);
+
 /* A channel whose ends may run at once: the look, with no fence, if the
- * other end may wait on the channel (looks_wanted).  The fence
- * this pairing needs (docs/runners.md, "Why no wake-up is lost") would
+ * other end may wait on the channel (looks_wanted), unless it is left
+ * until half the ring is ready (looks_later).  The fence this pairing needs (docs/runners.md, "Why no wake-up is lost") would
  * wait, at every message, for the store just made to reach the line the
  * other core holds; instead 'self' notes the channel, and its next block
  * makes the look again after a fence (kpni_chan_flush).  The look made
@@ -410,9 +414,6 @@ static KPNI_INLINE int looks_wanted(const kpn_proc *self, kpn_chan *c, kpn_proc_
  * one note for the channels it writes and one for those it reads: moving
  * on to another channel in the same direction makes the fenced look for
  * the old one then. */
-static KPNI_INLINE int looks_later(const kpn_proc *self, const kpn_proc *other, kpn_chan *c,
-                                   kpn_proc_state why);
-
 static KPNI_NOINLINE kpn_status release_cross(kpn_proc *self, kpn_proc *other, kpn_chan *c,
                                               kpn_proc_state why)
 {
