@@ -267,7 +267,7 @@ typedef struct kpn_config {
      * between them as much as on the net (docs/runners.md, "Trying a
      * placement").
      * 0: no trial, the placement is learnt at once and kept.  Default
-     * 10 000 000 (10 ms). */
+     * 5 000 000 (5 ms). */
     unsigned learn_trial_ns;
     /* 1 (default): kpn_spawn fills each process's stack with a known byte,
      * so that kpn_proc_stats can report how deep it has ever reached

@@ -17,7 +17,7 @@ void kpn_config_default(kpn_config *cfg)
     cfg->runner_stack = 64 * 1024;
     cfg->learn = 65536;
     cfg->learn_grain_ns = 1000;
-    cfg->learn_trial_ns = 10000000;
+    cfg->learn_trial_ns = 5000000;
     cfg->stack_fill = 1;
 #if KPN_THREADS
     /* sanitizers and thread-local storage can need more than that */

@@ -47,7 +47,7 @@ void test_config_defaults(void)
     TEST_ASSERT_EQUAL_UINT(65536, cfg.learn);
     TEST_ASSERT_EQUAL_UINT(1000, cfg.learn_grain_ns);
     TEST_ASSERT_EQUAL_UINT(0, cfg.cpus); /* the port's count */
-    TEST_ASSERT_EQUAL_UINT(10000000, cfg.learn_trial_ns);
+    TEST_ASSERT_EQUAL_UINT(5000000, cfg.learn_trial_ns);
     TEST_ASSERT_EQUAL_INT(1, cfg.stack_fill);
     kpn_config_default(NULL); /* ignored, no crash */
 }

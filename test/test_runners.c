@@ -1988,7 +1988,7 @@ void test_a_placement_on_trial_is_dropped_when_the_net_slows_under_it(void)
         {1399, 1828, 1599, 1, 3, 3}, /* one part now more than 8/7 as fast */
         {1399, 1000, 1598, 2, 3, 3}, /* the placement now within 1/8 */
     };
-    const uint64_t t = 1000000000u, window = 10000000u;
+    const uint64_t t = 1000000000u, window = 5000000u;
     kpn_chan *c;
     kpni_runner *r0;
     kpn_stats st;
@@ -2067,7 +2067,7 @@ void test_a_placement_on_trial_is_dropped_when_the_net_slows_under_it(void)
  * then kept. */
 void test_a_dropped_placement_is_tried_again_after_a_wait_that_doubles(void)
 {
-    const uint64_t window = 10000000u;
+    const uint64_t window = 5000000u;
     uint64_t at = 1000000000u;
     kpni_runner *r0;
     kpn_chan *c;
@@ -2179,7 +2179,7 @@ void test_each_half_of_a_placement_is_tried_down_to_one_part(void)
         {1399, 1600, 1600, 1829, 1, 4}, /* only one part: a short pipeline */
         {1399, 100, 1829, 2090, 2, 5},  /* 2; 1 not more than 8/7 as fast as 2 */
     };
-    const uint64_t t = 1000000000u, window = 10000000u;
+    const uint64_t t = 1000000000u, window = 5000000u;
     kpn_chan *c;
     kpn_stats st;
     unsigned k;
@@ -2272,7 +2272,7 @@ static uint64_t kept_on_one_part(kpn_chan *c, uint64_t t, uint64_t window)
  * 16 windows), then 6 250 a window on one part. */
 void test_one_part_kept_is_tried_against_two_again(void)
 {
-    const uint64_t t = 1000000000u, window = 10000000u;
+    const uint64_t t = 1000000000u, window = 5000000u;
     /* two parts' window: 7/8 of one part's pace, or half */
     static const uint64_t on2[] = {5469, 3125};
     kpn_chan *c;
@@ -2376,7 +2376,7 @@ static void as_block_any(kpni_runner *r, void (*step)(kpni_runner *))
  * above, the window timed by the port's clock. */
 void test_the_window_on_one_part_is_closed_by_the_runner_that_holds_it(void)
 {
-    const uint64_t t = 1000000000u, window = 10000000u;
+    const uint64_t t = 1000000000u, window = 5000000u;
     kpni_runner *r0;
     kpn_chan *c;
 
@@ -2438,7 +2438,7 @@ void test_the_window_on_one_part_is_closed_by_the_runner_that_holds_it(void)
  * above. */
 void test_one_part_over_one_cpu_is_never_tried_against_two(void)
 {
-    const uint64_t t = 1000000000u, window = 10000000u;
+    const uint64_t t = 1000000000u, window = 5000000u;
     kpni_runner *r0;
     kpn_chan *c;
     unsigned k;
@@ -2478,7 +2478,7 @@ void test_one_part_over_one_cpu_is_never_tried_against_two(void)
  * they carried a window's 6 250, one part again where they carried 100. */
 void test_two_parts_tried_again_are_closed_by_either_runner(void)
 {
-    const uint64_t t = 1000000000u, window = 10000000u;
+    const uint64_t t = 1000000000u, window = 5000000u;
     static const uint64_t on2[] = {6250, 100};
     static const unsigned ends[] = {2, 1};
     unsigned k;
@@ -2553,7 +2553,7 @@ static void look_flipped(kpni_runner *r, kpn_proc *self)
  * would otherwise stay away, its channel crossing.  Stepped by hand. */
 void test_on_one_part_a_process_running_elsewhere_is_taken_at_a_later_block(void)
 {
-    const uint64_t t = 1000000000u, window = 10000000u;
+    const uint64_t t = 1000000000u, window = 5000000u;
     kpni_runner *r0, *r1;
     kpn_chan *c;
     kpn_proc *a, *b;
@@ -2601,7 +2601,7 @@ void test_on_one_part_a_process_running_elsewhere_is_taken_at_a_later_block(void
  * on the second trial's one part. */
 void test_a_placement_tried_again_after_a_drop_is_taken_by_its_runner(void)
 {
-    const uint64_t window = 10000000u;
+    const uint64_t window = 5000000u;
     uint64_t at = 1000000000u;
     kpni_runner *r0, *r1;
     kpn_chan *c;
