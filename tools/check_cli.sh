@@ -93,6 +93,7 @@ examples/aes --k --b=30 --k=4
 bench/random --seed --seed=99999999999999999999
 bench/random --layers --nodes=10 --layers=9
 bench/ring --tokens --procs=2 --tokens=3
+bench/pingpong --lines --lines=1
 examples/h264 C420p10 --input=@TMP@/p10.y4m --runs=1
 examples/h264 --output --input=@TMP@/in.y4m --runs=1 --output=@TMP@/no/such/dir/out.264
 EOF
