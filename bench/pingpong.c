@@ -6,6 +6,7 @@
 #endif
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <string.h>
 #include "bench.h"
 
@@ -47,14 +48,11 @@ static struct {
 /* the ring's words, in the order --lines=2 lays them: the writer's
  * line (its count, its copy of the reader's, the slots), then the
  * reader's; --lines=1 moves the reader's two words to w[2] and w[3] */
-static union {
-    unsigned long w[16];
-    char bytes[128];
-} ring_lines __attribute__((aligned(64)));
-static unsigned long ring_slots[1024] __attribute__((aligned(64)));
-static unsigned long *sent_at, *received_at, *seen_received_at, *seen_sent_at, *slot;
-static unsigned long capacity;
-static unsigned long reader_sum, writer_sum;
+static uint64_t ring_lines[16] __attribute__((aligned(64)));
+static uint64_t ring_slots[1024] __attribute__((aligned(64)));
+static uint64_t *sent_at, *received_at, *seen_received_at, *seen_sent_at, *slot;
+static uint64_t capacity;
+static uint64_t reader_sum, writer_sum;
 
 static long rounds;
 static int cpu_b;
@@ -93,7 +91,7 @@ static void await(long want)
 /* B's side of the ring: take 'rounds' messages, summing them. */
 static void *ring_reader(void *arg)
 {
-    unsigned long got = 0, sum = 0, n = (unsigned long)rounds;
+    uint64_t got = 0, sum = 0, n = (uint64_t)rounds;
 
     (void)arg;
     if (!pin(cpu_b))
@@ -116,7 +114,7 @@ static void *ring_reader(void *arg)
 /* A's side: send 'rounds' messages, 1 to rounds, summing them. */
 static void ring_writer(void)
 {
-    unsigned long i, n = (unsigned long)rounds, sum = 0;
+    uint64_t i, n = (uint64_t)rounds, sum = 0;
 
     for (i = 0; i < n; ++i) {
         unsigned spins = 0;
@@ -136,10 +134,10 @@ static void ring_writer(void)
 /* Lay the ring out for 'lines' and empty it. */
 static void ring_lay(int lines)
 {
-    unsigned long *w = ring_lines.w;
+    uint64_t *w = ring_lines;
     unsigned in_line = lines == 2 ? 6u : 4u; /* slots that fit in the writer's line */
 
-    memset(&ring_lines, 0, sizeof ring_lines);
+    memset(ring_lines, 0, sizeof ring_lines);
     sent_at = &w[0];
     seen_received_at = &w[1];
     received_at = lines == 2 ? &w[8] : &w[2];
@@ -180,16 +178,18 @@ static int ring_main(int runs, int lines, long long cpu_a, long long cpu_b_opt)
         pthread_join(b, NULL);
         ns[run] = (bench_now() - t0) * 1e9 / (double)rounds;
         if (reader_sum != writer_sum) {
-            bench_note("the reader summed %lu, the writer sent %lu", reader_sum, writer_sum);
+            bench_note("the reader summed %llu, the writer sent %llu",
+                       (unsigned long long)reader_sum, (unsigned long long)writer_sum);
             return 1;
         }
         bench_note("run %d/%d: %.1f ns a message", run + 1, runs, ns[run]);
     }
     if (!pinned)
         bench_note("the threads could not be bound to CPUs %lld and %lld", cpu_a, cpu_b_opt);
-    bench_result("rounds=%ld runs=%d cpu_a=%lld cpu_b=%lld pinned=%d ring=%lu lines=%d "
+    bench_result("rounds=%ld runs=%d cpu_a=%lld cpu_b=%lld pinned=%d ring=%llu lines=%d "
                  "ns_per_message=%.1f",
-                 rounds, runs, cpu_a, cpu_b_opt, pinned, capacity, lines, bench_median(ns, runs));
+                 rounds, runs, cpu_a, cpu_b_opt, pinned, (unsigned long long)capacity, lines,
+                 bench_median(ns, runs));
     return 0;
 }
 
@@ -222,7 +222,7 @@ int main(int argc, char **argv)
     rounds = (long)opt[ROUNDS].value;
     runs = (int)opt[RUNS].value;
     cpu_b = (int)opt[CPU_B].value;
-    capacity = (unsigned long)opt[RING].value;
+    capacity = (uint64_t)opt[RING].value;
     if (capacity == 0 && opt[LINES].value != 0) {
         bench_note("--lines=%lld lays out a ring: give --ring too", opt[LINES].value);
         return 2;
