@@ -159,38 +159,30 @@ static void *thread_b(void *arg)
     return NULL;
 }
 
-/* --ring: time 'runs' runs of passing 'rounds' messages, checking each
- * run's sum. */
-static int ring_main(int runs, int lines, long long cpu_a, long long cpu_b_opt)
+/* A's side of the round trip: bump the line, wait for B's bump, 'rounds' times. */
+static void line_a(void)
 {
-    double ns[1000], t0;
-    pthread_t b;
-    int run;
+    long i;
 
-    for (run = 0; run < runs; ++run) {
-        ring_lay(lines);
-        if (pthread_create(&b, NULL, ring_reader, NULL) != 0) {
-            bench_note("pthread_create failed");
-            return 1;
-        }
-        t0 = bench_now();
-        ring_writer();
-        pthread_join(b, NULL);
-        ns[run] = (bench_now() - t0) * 1e9 / (double)rounds;
-        if (reader_sum != writer_sum) {
-            bench_note("the reader summed %llu, the writer sent %llu",
-                       (unsigned long long)reader_sum, (unsigned long long)writer_sum);
-            return 1;
-        }
-        bench_note("run %d/%d: %.1f ns a message", run + 1, runs, ns[run]);
+    for (i = 0; i < rounds; ++i) {
+        __atomic_store_n(&line.value, 2 * i + 1, __ATOMIC_RELEASE);
+        await(2 * i + 2);
     }
-    if (!pinned)
-        bench_note("the threads could not be bound to CPUs %lld and %lld", cpu_a, cpu_b_opt);
-    bench_result("rounds=%ld runs=%d cpu_a=%lld cpu_b=%lld pinned=%d ring=%llu lines=%d "
-                 "ns_per_message=%.1f",
-                 rounds, runs, cpu_a, cpu_b_opt, pinned, (unsigned long long)capacity, lines,
-                 bench_median(ns, runs));
-    return 0;
+}
+
+/* One timed run: B's side on a thread of its own, A's on this one; ns a
+ * round (a round trip, or a message); -1 if B's thread did not start. */
+static double timed(void *(*b_side)(void *), void (*a_side)(void))
+{
+    pthread_t b;
+    double t0;
+
+    if (pthread_create(&b, NULL, b_side, NULL) != 0)
+        return -1;
+    t0 = bench_now();
+    a_side();
+    pthread_join(b, NULL); /* B has taken the last message */
+    return (bench_now() - t0) * 1e9 / (double)rounds;
 }
 
 int main(int argc, char **argv)
@@ -208,10 +200,8 @@ int main(int argc, char **argv)
          0, NULL, 0, 2},
     };
     enum { ROUNDS, RUNS, CPU_A, CPU_B, RING, LINES };
-    double ns[1000], t0;
-    pthread_t b;
-    int run, runs;
-    long i;
+    double ns[1000];
+    int run, runs, lines;
 
     bench_parse(argc, argv,
                 "Two threads pass one cache line back and forth, bound to two CPUs; report the "
@@ -227,30 +217,38 @@ int main(int argc, char **argv)
         bench_note("--lines=%lld lays out a ring: give --ring too", opt[LINES].value);
         return 2;
     }
+    lines = opt[LINES].value ? (int)opt[LINES].value : 2;
     if (!pin((int)opt[CPU_A].value))
         pinned = 0;
-    if (capacity > 0)
-        return ring_main(runs, opt[LINES].value ? (int)opt[LINES].value : 2, opt[CPU_A].value,
-                         opt[CPU_B].value);
     for (run = 0; run < runs; ++run) {
-        __atomic_store_n(&line.value, 0, __ATOMIC_RELEASE);
-        if (pthread_create(&b, NULL, thread_b, NULL) != 0) {
+        if (capacity > 0)
+            ring_lay(lines);
+        else
+            __atomic_store_n(&line.value, 0, __ATOMIC_RELEASE);
+        ns[run] = capacity > 0 ? timed(ring_reader, ring_writer) : timed(thread_b, line_a);
+        if (ns[run] < 0) {
             bench_note("pthread_create failed");
             return 1;
         }
-        t0 = bench_now();
-        for (i = 0; i < rounds; ++i) {
-            __atomic_store_n(&line.value, 2 * i + 1, __ATOMIC_RELEASE);
-            await(2 * i + 2);
+        if (capacity > 0 && reader_sum != writer_sum) {
+            bench_note("the reader summed %llu, the writer sent %llu",
+                       (unsigned long long)reader_sum, (unsigned long long)writer_sum);
+            return 1;
         }
-        ns[run] = (bench_now() - t0) * 1e9 / (double)rounds;
-        pthread_join(b, NULL);
-        bench_note("run %d/%d: %.1f ns a round trip", run + 1, runs, ns[run]);
+        bench_note("run %d/%d: %.1f ns a %s", run + 1, runs, ns[run],
+                   capacity > 0 ? "message" : "round trip");
     }
     if (!pinned)
         bench_note("the threads could not be bound to CPUs %lld and %lld",
                    opt[CPU_A].value, opt[CPU_B].value);
-    bench_result("rounds=%ld runs=%d cpu_a=%lld cpu_b=%lld pinned=%d ns_per_round_trip=%.1f", rounds,
-                 runs, opt[CPU_A].value, opt[CPU_B].value, pinned, bench_median(ns, runs));
+    if (capacity > 0)
+        bench_result("rounds=%ld runs=%d cpu_a=%lld cpu_b=%lld pinned=%d ring=%llu lines=%d "
+                     "ns_per_message=%.1f",
+                     rounds, runs, opt[CPU_A].value, opt[CPU_B].value, pinned,
+                     (unsigned long long)capacity, lines, bench_median(ns, runs));
+    else
+        bench_result("rounds=%ld runs=%d cpu_a=%lld cpu_b=%lld pinned=%d ns_per_round_trip=%.1f",
+                     rounds, runs, opt[CPU_A].value, opt[CPU_B].value, pinned,
+                     bench_median(ns, runs));
     return 0;
 }
