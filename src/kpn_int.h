@@ -769,14 +769,22 @@ struct kpn_proc {
     uint16_t open_outs;
 #endif
 #if KPN_THREADS
-    /* Parked by a runner that shares its processes, it lets go of its
-     * runner's lock as it resumes (sched.c, park): a runner that shares
-     * may hand it that lock.  Clear for one that parked while its runner
-     * was solo (runners.c, "Solo"), which a sharing runner resumes from
-     * its host with the lock let go. */
-    unsigned char unlocks;
-    /* released from a write-block while its runner drains (sched.c) */
-    unsigned char woke_write;
+    /* KPNI_PF_UNLOCKS: parked by a runner that shares its processes, it
+     * lets go of its runner's lock as it resumes (sched.c, park): a
+     * runner that shares may hand it that lock.  Clear for one that
+     * parked while its runner was solo (runners.c, "Solo"), which a
+     * sharing runner resumes from its host with the lock let go.
+     * KPNI_PF_WOKE_WRITE: released from a write-block while its runner
+     * drains (sched.c), which only one thread does, with the others
+     * dormant; so the two never change at once on two threads. */
+    unsigned char flags;
+#if !KPN_COMPACT
+    /* Its channels that cross, with several runners, saturating at
+     * KPNI_NCROSS_MANY (then no longer counted): only these can bring it
+     * a waiter from another runner, which 'nwaiters' does not count
+     * (KPNI_NWAITERS_ADD_ON). */
+    unsigned char ncross;
+#endif
 #endif
 #if KPN_GUARD_PAGES
     unsigned char *guard;      /* its protected page (cfg.guard_pages), or NULL */
@@ -784,6 +792,9 @@ struct kpn_proc {
 };
 
 #define KPNI_OPEN_OUTS_MANY 0xffffu
+#define KPNI_NCROSS_MANY 0xffu
+#define KPNI_PF_UNLOCKS 1u
+#define KPNI_PF_WOKE_WRITE 2u
 
 /* A channel and its ring, carved in one piece:
  *
@@ -993,32 +1004,52 @@ enum { KPNI_WRITES, KPNI_READS };
 #define KPNI_FLIPPED(r) ((r)->nflipped)
 #define KPNI_FORGET_FLIPS(r) ((r)->nflipped = 0)
 #define KPNI_UNFLIPS(r) ((r)->unflips)
-/* A process's 'nwaiters' is kept only where one thread runs the net.
- * With several runners it would change under the lock of the waiter's
- * runner and of the waker's, which differ when a channel crosses, so it
- * would take an atomic add at every block and every wake: two locked
- * instructions a hop, with which a hop of the 1 000-process ring on one
- * of two runners took 45 ns, against 34 without.  There,
- * kpni_proc_waited_on looks at the other ends instead, when a marked
- * process read-blocks; what a solo runner counts (mt clear) is never
- * read.  The compact layout has no channel
- * lists to look along, and keeps the count, atomically. */
+/* A process's 'nwaiters', with several runners, counts only the
+ * processes waiting on it along channels that do not cross, whose two
+ * ends share a runner, so that one thread changes it: that runner's,
+ * under its lock or as the runner's 'own' thread, or a move holding the
+ * runner's lock as the channel starts or stops crossing (runners.c,
+ * "Moves").  Along every channel it would change under the lock of the
+ * waiter's runner and of the waker's, which differ where a channel
+ * crosses, and take an atomic add at every block and every wake: two
+ * locked instructions a hop, with which a hop of the 1 000-process ring
+ * on one of two runners took 45 ns, against 34 without.  A process with
+ * no channel that crosses ('ncross' 0) has all its waiters counted; one
+ * with one may have a waiter on another runner, which
+ * kpni_proc_waited_on looks for along those channels.  A count may be
+ * too high, never too low: too high, it keeps a mark that could go
+ * (resolve.c, "Stale marks").  One thread running the net (a solo
+ * runner, mt clear) counts along every channel, having counted afresh
+ * as it went solo.  The compact layout, where every channel crosses,
+ * keeps the whole count, atomically. */
 #if KPN_COMPACT
 #define KPNI_NWAITERS_ADD_AS(mt, p, d)                                                  \
     ((mt) ? (void)__atomic_fetch_add(&(p)->nwaiters, (uint32_t)(d), __ATOMIC_RELAXED) \
           : (void)((p)->nwaiters += (uint32_t)(d)))
+#define KPNI_NWAITERS_ADD_ON(mt, c, p, d) ((void)(c), KPNI_NWAITERS_ADD_AS(mt, p, d))
+#define KPNI_NCROSS(p) 1u
 #else
-#define KPNI_NWAITERS_ADD_AS(mt, p, d) ((mt) ? (void)0 : (void)((p)->nwaiters += (uint32_t)(d)))
+/* a waiter on 'c' changes the count of 'p', the other end of 'c', by d;
+ * 'mt' as read from the runner's KPNI_MT */
+#define KPNI_NWAITERS_ADD_ON(mt, c, p, d)                                                \
+    ((mt) && KPNI_CROSS(c) ? (void)0 : (void)((p)->nwaiters += (uint32_t)(d)))
+#define KPNI_NCROSS(p) ((unsigned)KPNI_LOAD(&(p)->ncross))
 #endif
-/* (_AS: for a caller that has read KPNI_MT(r) already, as 'mt') */
-#define KPNI_NWAITERS_ADD(r, p, d) KPNI_NWAITERS_ADD_AS(KPNI_MT(r), p, d)
+/* Whether someone may wait on 'p', by its count: where its count is
+ * whole (one thread), or p has no channel that crosses. */
+#define KPNI_WAITED_COUNT(mt, p) ((p)->nwaiters != 0 || ((mt) && KPNI_NCROSS(p) != 0))
 #define KPNI_UNFENCED(p, end) ((p)->unfenced[end])
 #define KPNI_SET_UNFENCED(p, end, c) ((p)->unfenced[end] = (c))
 #define KPNI_SOLO(r) ((r)->solo)
 /* a runner went dormant since r last asked to go solo */
 #define KPNI_SOLO_DUE(r) ((r)->solo_tried != KPNI_LOAD(&(r)->net->dormancies))
-#define KPNI_UNLOCKS(p) ((p)->unlocks)
-#define KPNI_SET_UNLOCKS(p, v) ((p)->unlocks = (unsigned char)(v))
+#define KPNI_UNLOCKS(p) (((p)->flags & KPNI_PF_UNLOCKS) != 0)
+#define KPNI_SET_UNLOCKS(p, v)                                                                 \
+    ((p)->flags = (unsigned char)(((p)->flags & ~KPNI_PF_UNLOCKS) | ((v) ? KPNI_PF_UNLOCKS : 0u)))
+#define KPNI_WOKE_WRITE(p) (((p)->flags & KPNI_PF_WOKE_WRITE) != 0)
+#define KPNI_SET_WOKE_WRITE(p, v)                                                              \
+    ((p)->flags =                                                                              \
+         (unsigned char)(((p)->flags & ~KPNI_PF_WOKE_WRITE) | ((v) ? KPNI_PF_WOKE_WRITE : 0u)))
 int kpni_runners_solo(kpni_runner *r);
 void kpni_runners_unsolo(kpni_runner *r, int share);
 void kpni_runners_parked_cross(kpni_runner *r, kpn_proc *p);
@@ -1167,6 +1198,7 @@ void kpni_bias(kpni_runner *r);
 void kpni_unbias(kpni_runner *r);
 void kpni_inbox_take(kpni_runner *r);
 void kpni_runners_mark(kpn_net *net);
+void kpni_runners_count(kpn_net *net);
 void kpni_runners_look_flipped(kpni_runner *r, kpn_proc *self);
 void kpni_runners_wake_missed(kpni_runner *r);
 void kpni_place_live(kpn_net *net);
@@ -1183,8 +1215,10 @@ static inline unsigned kpni_runners_placed(const kpn_net *net)
 #define KPNI_FLIPPED(r) 0
 #define KPNI_FORGET_FLIPS(r) ((void)(r))
 #define KPNI_UNFLIPS(r) 0u
-#define KPNI_NWAITERS_ADD(r, p, d) ((void)(r), (void)((p)->nwaiters += (uint32_t)(d)))
 #define KPNI_NWAITERS_ADD_AS(mt, p, d) ((void)(mt), (void)((p)->nwaiters += (uint32_t)(d)))
+#define KPNI_NWAITERS_ADD_ON(mt, c, p, d) ((void)(c), KPNI_NWAITERS_ADD_AS(mt, p, d))
+#define KPNI_NCROSS(p) 0u
+#define KPNI_WAITED_COUNT(mt, p) ((void)(mt), (p)->nwaiters != 0)
 #define KPNI_UNFENCED(p, end) ((void)(p), (void)(end), (kpn_chan *)NULL)
 #define KPNI_SET_UNFENCED(p, end, c) ((void)(p), (void)(end), (void)(c))
 #define KPNI_SOLO(r) 0
@@ -1434,8 +1468,8 @@ extern const int kpni_claimed_words[3];
 static inline void kpni_wake_rule_as(kpni_runner *waker, kpn_proc *p, kpn_proc *by, int mt)
 {
     if (waker->resolve) {
-        KPNI_NWAITERS_ADD_AS(mt, by, -1);
-        if (by->watched && (mt || p->nwaiters != 0))
+        KPNI_NWAITERS_ADD_ON(mt, KPNI_LOAD(&p->wait), by, -1);
+        if (by->watched && KPNI_WAITED_COUNT(mt, p))
             p->watched = 1;
     }
 }
@@ -1742,8 +1776,11 @@ static inline int kpni_sched_ready_here(kpni_runner *r, kpn_proc *p, kpn_proc *b
  * only r's thread touches r's own list. */
 static inline void kpni_sched_ready_own(kpni_runner *r, kpn_proc *p, kpn_proc *by)
 {
-    if (r->resolve && KPNI_LOAD(&by->watched))
-        KPNI_STORE(&p->watched, (unsigned char)1);
+    if (r->resolve) {
+        KPNI_NWAITERS_ADD_ON(1, KPNI_LOAD(&p->wait), by, -1);
+        if (KPNI_LOAD(&by->watched) && KPNI_WAITED_COUNT(1, p))
+            KPNI_STORE(&p->watched, (unsigned char)1);
+    }
     kpni_chan_woken(KPNI_LOAD(&p->wait), (kpn_proc_state)KPNI_LOAD(&p->state));
     KPNI_PREFETCH_OUT_SHARED(p);
     KPNI_STORE(&p->state, KPN_PROC_READY);

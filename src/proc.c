@@ -325,7 +325,7 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
         net->procs = p;
     net->procs_tail = p;
 #if KPN_THREADS
-    p->unlocks = 1; /* proc_entry lets go of whatever it is handed */
+    KPNI_SET_UNLOCKS(p, 1); /* proc_entry lets go of whatever it is handed */
     p->home = (unsigned char)(net->nprocs % net->nrunners);
     net->nprocs++;
     kpni_sched_enqueue(&net->runners[p->home], p);
@@ -498,7 +498,8 @@ void kpni_proc_finish(kpn_proc *p)
      * have all returned, then reads none of their records, each a miss on
      * a line of its own far off in the arena: with 16 384 workers
      * (bench/aes) the exits of a run took about 10 ms with those reads, 6
-     * without.  Several runners keep no count (KPNI_NWAITERS_ADD).
+     * without.  Several runners count only along channels that do not
+     * cross (KPNI_NWAITERS_ADD_ON), and look at every other end.
      *
      * On one runner a channel p has closed itself needs nothing more:
      * the close released its reader, and none blocks on it after.  So
@@ -530,11 +531,13 @@ void kpni_proc_finish(kpn_proc *p)
 }
 
 /* Whether a process is blocked on a channel of 'p', that is, waits for
- * 'p': the resolver's count where it is kept, else a look at the other
- * end of each of p's channels, made only by a read-block of a marked
- * process (sched.c), not at every block and wake as the count would be
- * (KPNI_NWAITERS_ADD).  'p' is the caller's own process, and its
- * channels stay as they are while it runs. */
+ * 'p': the resolver's count, and with several runners, which count only
+ * along channels that do not cross (KPNI_NWAITERS_ADD_ON), a look at the
+ * other end of each channel of p that crosses, made only by a read-block
+ * of a marked process (sched.c), not at every block and wake as a count
+ * would be.  'p' is the caller's own process, and its channels stay as
+ * they are while it runs.  A count too high (kpn_int.h says when) says
+ * yes, as a stale mark does: the caller walks for nothing. */
 int kpni_proc_waited_on(const kpn_proc *p)
 {
 #if KPN_COMPACT
@@ -542,13 +545,15 @@ int kpni_proc_waited_on(const kpn_proc *p)
 #else
     const kpn_chan *c;
 
-    if (p->net->nrunners == 1 || KPNI_SOLO(p->runner))
-        return p->nwaiters != 0;
+    if (p->nwaiters != 0)
+        return 1;
+    if (p->net->nrunners == 1 || KPNI_SOLO(p->runner) || KPNI_NCROSS(p) == 0)
+        return 0;
     for (c = p->outs; c != NULL; c = c->next_out)
-        if (blocked_on(c->reader, c, KPN_PROC_BLOCKED_READ))
+        if (KPNI_CROSS(c) && blocked_on(c->reader, c, KPN_PROC_BLOCKED_READ))
             return 1;
     for (c = p->ins; c != NULL; c = c->next_in)
-        if (blocked_on(c->writer, c, KPN_PROC_BLOCKED_WRITE))
+        if (KPNI_CROSS(c) && blocked_on(c->writer, c, KPN_PROC_BLOCKED_WRITE))
             return 1;
     return 0;
 #endif

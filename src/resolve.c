@@ -122,7 +122,8 @@ static int on_cycle(kpn_proc *self, int parked)
         return 0;
     }
     /* 'self' does not block after all: undo what blocking did */
-    KPNI_NWAITERS_ADD(self->runner, kpni_proc_waits_for(self), -1);
+    KPNI_NWAITERS_ADD_ON(KPNI_MT(self->runner), KPNI_LOAD(&self->wait), kpni_proc_waits_for(self),
+                         -1);
     KPNI_STORE(&self->state, KPN_PROC_RUNNING);
     KPNI_STORE(&self->wait, (kpn_chan *)NULL);
     self->watched = 1;

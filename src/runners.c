@@ -313,9 +313,38 @@ static int may_move(const kpn_proc *p)
     return !p->runner->own && may_follow(p);
 }
 
-static void mark(kpn_chan *c, const kpn_proc *p, kpni_runner *to)
+/* 'p''s count of its channels that cross, by 'd', saturating. */
+static void ncross_add(kpn_proc *p, int d)
 {
-    const kpn_proc *q = partner(c, p);
+    unsigned n = KPNI_LOAD(&p->ncross);
+
+    if (n != KPNI_NCROSS_MANY)
+        KPNI_STORE(&p->ncross, (unsigned char)(n + (unsigned)d));
+}
+
+/* 'c', between 'p' and 'q', starts crossing ('d' -1) or stops (+1): the
+ * counts that leave out waiters on a crossing channel (kpn_int.h,
+ * KPNI_NWAITERS_ADD_ON) take out or put in an end blocked on it, and
+ * each end's count of channels that cross changes.  The runners of both
+ * ends are locked, so no other change to those counts is under way: a
+ * block or wake on a channel that does not cross takes its runner's
+ * lock, or is made by an own runner's thread, whose processes no move
+ * takes but a woken reader, ready by then. */
+static void flip_counts(kpn_chan *c, kpn_proc *p, kpn_proc *q, int d)
+{
+    kpn_proc *w = c->reader, *o = c->writer;
+
+    if (KPNI_LOAD(&w->state) == KPN_PROC_BLOCKED_READ && KPNI_LOAD(&w->wait) == c)
+        o->nwaiters += (uint32_t)d;
+    if (KPNI_LOAD(&o->state) == KPN_PROC_BLOCKED_WRITE && KPNI_LOAD(&o->wait) == c)
+        w->nwaiters += (uint32_t)d;
+    ncross_add(p, -d);
+    ncross_add(q, -d);
+}
+
+static void mark(kpn_chan *c, kpn_proc *p, kpni_runner *to)
+{
+    kpn_proc *q = partner(c, p);
     unsigned char cross;
 
     if (q == NULL || q == p)
@@ -329,6 +358,7 @@ static void mark(kpn_chan *c, const kpn_proc *p, kpni_runner *to)
     }
     cross = (unsigned char)(KPNI_LOAD(&q->runner) != to);
     if (KPNI_LOAD(&c->cross) != cross) {
+        flip_counts(c, p, q, cross ? -1 : 1);
         if (cross)
             kpni_chan_ask_looks(c);
         KPNI_STORE(&c->cross, cross);
@@ -373,6 +403,35 @@ void kpni_runners_mark(kpn_net *net)
         p->seen = 0;
 }
 
+/* Before a run on several runners, with the channels' marks set: count
+ * each process's channels that cross, and the processes blocked waiting
+ * on it along the others (kpn_int.h, KPNI_NWAITERS_ADD_ON), left as the
+ * last run left them. */
+void kpni_runners_count(kpn_net *net)
+{
+    kpn_proc *p;
+    kpn_chan *c;
+
+    if (net->outside != NULL) {
+        net->outside->nwaiters = 0;
+        net->outside->ncross = 0;
+    }
+    for (p = net->procs; p != NULL; p = p->next) {
+        p->nwaiters = 0;
+        p->ncross = 0;
+    }
+    for (c = net->chans; c != NULL; c = c->next) {
+        if (!KPNI_LOAD(&c->cross))
+            continue;
+        ncross_add(c->writer, 1);
+        if (c->reader != c->writer)
+            ncross_add(c->reader, 1);
+    }
+    for (p = net->procs; p != NULL; p = p->next)
+        if (kpni_proc_blocked(p) && !KPNI_LOAD(&KPNI_LOAD(&p->wait)->cross))
+            kpni_proc_waits_for(p)->nwaiters++;
+}
+
 #else /* the compact layout keeps no lists: every channel crosses */
 
 static int may_follow(const kpn_proc *p)
@@ -399,6 +458,11 @@ void kpni_runners_mark(kpn_net *net)
         kpni_chan_set_cross(c, 1);
 }
 
+/* every channel crosses, and every count is whole (kpn_int.h) */
+void kpni_runners_count(kpn_net *net)
+{
+    (void)net;
+}
 #endif
 
 /* Work stealing with no placement learnt: processes move between the
@@ -472,7 +536,7 @@ void kpni_inbox_wake(kpn_proc *by, kpn_proc *p, kpn_chan *c, kpn_proc_state why)
         cpu_relax();
     }
     if (resolve)
-        KPNI_NWAITERS_ADD_AS(1, by, -1); /* what kpni_wake_rule_as does but the mark */
+        KPNI_NWAITERS_ADD_ON(1, c, by, -1); /* what kpni_wake_rule_as does but the mark */
     kpni_chan_woken(c, why);
     /* after the claim, which a READY read with acquire shows (sched.c, walk) */
     __atomic_store_n(&p->state, (unsigned char)KPN_PROC_READY, __ATOMIC_RELEASE);
@@ -1625,13 +1689,17 @@ static void relink(kpni_runner *r)
 
 /* Count afresh, for each process, the processes blocked waiting on it
  * (kpni_proc_waits_for), as one runner keeps the count at every block
- * and wake.  Several runners keep none (KPNI_NWAITERS_ADD), so a runner
- * about to go solo finds the counts as they stood when the net last ran
- * on one thread; it keeps them from here on, and a marked process that
- * read-blocks asks its count, not its channels, whether it must walk
- * (kpni_proc_waited_on).  Trusted stale, a count too low would let a
- * read-block that closes a cycle skip its walk.  Every other runner is
- * dormant and every live process on r: nothing moves meanwhile. */
+ * and wake.  Several runners count only along channels that do not
+ * cross (kpn_int.h, KPNI_NWAITERS_ADD_ON), so a runner about to go solo
+ * finds counts that leave out the waiters on channels that cross; it
+ * counts every waiter, and keeps the counts so from here on, and a
+ * marked process that read-blocks asks its count, not its channels,
+ * whether it must walk (kpni_proc_waited_on).  Trusted stale, a count
+ * too low would let a read-block that closes a cycle skip its walk.
+ * Every other runner is dormant and every live process on r: nothing
+ * moves meanwhile.  Shared again, r keeps those counts: a waiter on a
+ * crossing channel that they hold is let go without a count taken off,
+ * and leaves its count too high, which keeps a mark that could go. */
 static void count_waiters(kpn_net *net)
 {
     kpn_proc *p;
@@ -1867,6 +1935,7 @@ kpn_status kpni_runners_run(kpn_net *net)
             kpni_chan_set_cross(c, c->input || c->writer->home != c->reader->home);
     else
         kpni_runners_mark(net);
+    kpni_runners_count(net);
     KPNI_STORE(&net->done, 0);
     KPNI_STORE(&net->idle, 0u);
     net->fence_ok = kpn_port_fence_threads() == 0;

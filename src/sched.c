@@ -128,7 +128,7 @@ void kpni_sched_drain(kpni_runner *r)
     size_t n = r->net->nprocs;
 
     for (p = r->net->procs; p != NULL; p = p->next)
-        p->woke_write = 0;
+        KPNI_SET_WOKE_WRITE(p, 0);
     r->drain = n < KPNI_DRAIN_MAX / KPNI_DRAIN_PER_PROC ? (unsigned)n * KPNI_DRAIN_PER_PROC
                                                         : KPNI_DRAIN_MAX;
 }
@@ -144,7 +144,7 @@ void kpni_sched_ready_front(kpni_runner *r, kpn_proc *p, kpn_proc *by)
         r->tail = tail;
         kpni_queue_push_front(r, p);
     }
-    p->woke_write = 1;
+    KPNI_SET_WOKE_WRITE(p, 1);
 }
 
 /* The process a draining runner switches to ('prev_ready' is not kept:
@@ -154,7 +154,8 @@ static KPNI_NOINLINE kpn_proc *pop_drain(kpni_runner *r)
     kpn_proc *p = r->head, *second;
 
     r->drain--;
-    if (p != NULL && p->woke_write && (second = p->next_ready) != NULL && !second->woke_write) {
+    if (p != NULL && KPNI_WOKE_WRITE(p) && (second = p->next_ready) != NULL &&
+        !KPNI_WOKE_WRITE(second)) {
         p->next_ready = second->next_ready;
         if (r->tail == second)
             r->tail = p;
@@ -163,7 +164,7 @@ static KPNI_NOINLINE kpn_proc *pop_drain(kpni_runner *r)
         p = kpni_queue_pop_front(r);
     }
     if (p != NULL)
-        p->woke_write = 0;
+        KPNI_SET_WOKE_WRITE(p, 0);
     return p;
 }
 
@@ -352,7 +353,7 @@ static KPNI_INLINE void park(kpni_runner *r, kpn_proc *self, int mt)
         park_cold(self, mt);
         return;
     }
-    if (mt) /* cleared as it resumes: see kpn_proc.unlocks */
+    if (mt) /* cleared as it resumes: see KPNI_PF_UNLOCKS */
         KPNI_SET_UNLOCKS(self, 1);
     park_switch(r, self, mt, kpni_queue_pop_front(r));
     resumed(self, mt);
@@ -500,15 +501,18 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
     }
     if (r->resolve) {
         /* not self's fields: a waker may have claimed it already */
-        KPNI_NWAITERS_ADD(r, why == KPN_PROC_BLOCKED_READ ? on->writer : on->reader, 1);
+        KPNI_NWAITERS_ADD_ON(mt, on, why == KPN_PROC_BLOCKED_READ ? on->writer : on->reader, 1);
         if (why == KPN_PROC_BLOCKED_WRITE || (self->watched && kpni_proc_waited_on(self))) {
             if (walk(r, self, why, mt)) {
                 if (mt)
                     kpni_unlock(r);
                 return;
             }
-        } else if (self->watched && !mt) {
-            self->watched = 0; /* nobody waits on self (resolve.c, "Stale marks") */
+        } else if (self->watched && (!mt || KPNI_NCROSS(self) == 0)) {
+            /* nobody waits on self (resolve.c, "Stale marks"); where a
+             * channel of self crosses, a look that found nobody may miss
+             * a process blocking on it now, under another runner's lock */
+            KPNI_STORE(&self->watched, (unsigned char)0);
         }
     }
     /* One thread: the switch is a tail call here too (park), so that a
@@ -554,12 +558,65 @@ static KPNI_NOINLINE void block_walks(kpn_proc *self, kpn_proc_state why, kpn_ch
  * solo runner that may share its queue (not on one part) or close a
  * trial's window, a write-block without the resolver (rare enough), and
  * a small memory, which keeps one copy of park the fewer. */
+/* Holding r's lock, r 'own': whether a read-block of 'self' on 'on' is
+ * all block_any would make of it.  'on' does not cross, and self owes
+ * no look at one that does (KPNI_UNFENCED); no move has left a note
+ * here, no walk put off is due, and no runner has gone dormant since r
+ * last asked whether to go solo; and self's mark, if it has one, can
+ * go: nobody waits on it along a channel that does not cross, and none
+ * of its channels crosses (kpni_proc_waited_on).  The steps a
+ * placement's trial asks of a runner at a block (its part to take, a
+ * window to close, one part's pulls) are left to a later block: each
+ * comes with a change of the placement or the trial that takes 'own'
+ * away at r's next park (KPNI_OWN_OK), a block later. */
+static KPNI_INLINE int block_lean_ok(const kpni_runner *r, const kpn_proc *self,
+                                     const kpn_chan *on)
+{
+    return !KPNI_CROSS(on) &&
+           ((uintptr_t)KPNI_UNFENCED(self, KPNI_WRITES) |
+            (uintptr_t)KPNI_UNFENCED(self, KPNI_READS)) == 0 &&
+           KPNI_FLIPPED(r) == 0 && !KPNI_WALKS_DUE(r) && !KPNI_SOLO_DUE(r) &&
+           (!r->resolve || !self->watched || (self->nwaiters == 0 && KPNI_NCROSS(self) == 0));
+}
+
+/* A read-block on a runner that is 'own' ("Wakes with no lock" in
+ * docs/runners.md: under KPN_POLICY_STATIC, or a placement kept on
+ * several parts): the runner's lock, and then, where block_lean_ok says
+ * so, the block as one runner makes it, with the park that joins the
+ * inbox and own list to the queue.  Most blocks of a net under a
+ * placement are such ones, and block_any's tests and frame doubled what
+ * they cost (docs/benchmarks.md, "What sharing costs in
+ * instructions").  Else block_any, which takes the lock again. */
+static KPNI_NOINLINE void block_lean(kpn_proc *self, kpn_chan *on)
+{
+    kpni_runner *r = self->runner;
+
+    kpni_lock_block(r);
+    if (KPNI_UNLIKELY(!block_lean_ok(r, self, on))) {
+        kpni_unlock(r);
+        block_any(self, KPN_PROC_BLOCKED_READ, on);
+        return;
+    }
+    KPNI_STORE_REL(&self->wait, on); /* release: as in block_any */
+    KPNI_STORE(&self->state, KPN_PROC_BLOCKED_READ);
+    if (r->resolve) {
+        on->writer->nwaiters++; /* 'on' does not cross */
+        if (self->watched)
+            KPNI_STORE(&self->watched, (unsigned char)0);
+    }
+    park(r, self, 1);
+}
+
 void kpni_sched_block_read(kpn_proc *self, kpn_chan *on)
 {
     kpni_runner *r = self->runner;
     int resolve = r->resolve; /* once: the stores below may alias it */
 
     if (KPNI_SLOW_READS(r) || (resolve && self->watched)) {
+        if (KPNI_OWN(r)) {
+            block_lean(self, on);
+            return;
+        }
         if (KPN_COMPACT || KPNI_SLOW_READS(r) || (KPNI_SOLO(r) && !KPNI_ONE_PART(r->net)))
             block_any(self, KPN_PROC_BLOCKED_READ, on);
         else
@@ -654,7 +711,7 @@ void kpni_sched_loop(kpni_runner *r)
         if (p != NULL) {
             dispatch(r, p);
             /* one that parked while its runner was solo does not let go
-             * of the lock as it resumes (kpn_proc.unlocks) */
+             * of the lock as it resumes (KPNI_PF_UNLOCKS) */
             if (KPNI_MT(r) && !KPNI_UNLOCKS(p))
                 kpni_unlock(r);
             SWITCH(r->host, KPNI_CTX(r, p), FIBER(p), FIBER(r));

@@ -1381,6 +1381,83 @@ void test_a_deadlock_closed_by_a_read_is_resolved_as_it_closes(void)
     }
 }
 
+/* ------------------------------------------------------------ stale marks */
+/* A marked process that read-blocks while nobody waits on it lets go of
+ * its mark (resolve.c, "Stale marks"), on a runner that shares as on
+ * one runner, where its count of waiters is whole: none of its channels
+ * crosses (kpn_int.h, KPNI_NWAITERS_ADD_ON).  One with a channel that
+ * crosses keeps it: a process on another runner may be blocking on that
+ * channel as it looks.  sm_w and sm_r share runner 0: sm_w's second
+ * send finds the channel full and walks, which marks sm_r, the chain's
+ * end; sm_r takes the first message, releasing sm_w, and read-blocks
+ * on the empty channel, sm_w only ready; sm_w, back from its send,
+ * notes sm_r's mark before it sends again.  sm_t, on runner 1 where
+ * there is one, sends sm_r one message on a channel that crosses
+ * ('cross') and never waits on it. */
+static kpn_proc *sm_w, *sm_r;
+static kpn_chan *sm_wr, *sm_tr;
+static int sm_mark;
+
+static void sm_writer(void *arg)
+{
+    int i;
+
+    (void)arg;
+    for (i = 0; i < 3; ++i) {
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_send(sm_wr, &i));
+        if (i == 1)
+            sm_mark = __atomic_load_n(&sm_r->watched, __ATOMIC_RELAXED);
+    }
+}
+
+static void sm_reader(void *arg)
+{
+    int v, n = 0;
+
+    (void)arg;
+    while (kpn_recv(sm_wr, &v) == KPN_OK)
+        TEST_ASSERT_EQUAL_INT(n++, v);
+    TEST_ASSERT_EQUAL_INT(3, n);
+    if (sm_tr != NULL)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_recv(sm_tr, &v));
+}
+
+static void sm_sender(void *arg)
+{
+    int v = 7;
+
+    (void)arg;
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_send(sm_tr, &v));
+}
+
+void test_a_marked_read_block_that_nobody_waits_on_lets_go_of_its_mark(void)
+{
+    unsigned runners;
+    int cross;
+    kpn_proc *t;
+
+    for (runners = 1; runners <= 2; ++runners) {
+        for (cross = 0; cross <= 1; ++cross) {
+            init(runners, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &sm_w, "w", sm_writer, NULL, STACK));
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &sm_r, "r", sm_reader, NULL, STACK));
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(sm_w, 0));
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(sm_r, 0));
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &sm_wr, sm_w, sm_r, sizeof(int), 1));
+            sm_tr = NULL;
+            if (cross) {
+                TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &t, "t", sm_sender, NULL, STACK));
+                TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(t, runners - 1));
+                TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &sm_tr, t, sm_r, sizeof(int), 1));
+            }
+            sm_mark = -1;
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+            /* kept only where sm_r's channel from sm_t crosses */
+            TEST_ASSERT_EQUAL_INT(runners == 2 && cross, sm_mark);
+        }
+    }
+}
+
 /* ------------------------------------------------------------ missed looks */
 /* Two tests of who wakes a reader on another runner: a writer on runner
  * 0 sends one message a round to a reader pinned to runner 1, once the
@@ -2739,6 +2816,82 @@ void test_a_channel_crosses_while_its_ends_are_on_different_runners(void)
     r0->current = NULL;
 }
 
+/* With several runners a process's count of waiters counts those
+ * blocked on its channels that do not cross, and 'ncross' its channels
+ * that cross (kpn_int.h, KPNI_NWAITERS_ADD_ON): kpni_runners_count sets
+ * both before a run, and a move that starts a channel crossing takes a
+ * waiter on it out of the other end's count, one that stops a channel
+ * crossing puts it back in.  White-box, as above: p, on runner 0,
+ * waits to read from q on runner 1, while x waits to write to p and z
+ * to read from it, both on runner 0. */
+void test_a_move_keeps_the_counts_of_waiters_along_channels_that_do_not_cross(void)
+{
+    kpn_proc *x, *q, *p, *y, *z;
+    kpn_chan *xp, *qp, *pz;
+    kpni_runner *r0, *r1;
+
+    init(2, KPN_POLICY_WS, KPN_WAKE_WAKER);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &q, "q", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &y, "y", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &z, "z", idle, NULL, STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &xp, x, p, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &qp, q, p, sizeof(int), 1));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &pz, p, z, sizeof(int), 1));
+    r0 = &net->runners[0];
+    r1 = &net->runners[1];
+    TEST_ASSERT_TRUE(x->runner == r0 && q->runner == r1 && p->runner == r0 && z->runner == r0);
+    queues(r0, NULL, NULL);
+    p->state = KPN_PROC_BLOCKED_READ;
+    p->wait = qp;
+    x->state = KPN_PROC_BLOCKED_WRITE;
+    x->wait = xp;
+    z->state = KPN_PROC_BLOCKED_READ;
+    z->wait = pz;
+    q->state = KPN_PROC_RUNNING; /* on runner 1 */
+    y->state = KPN_PROC_READY;
+    p->nwaiters = q->nwaiters = 7; /* counted afresh below */
+
+    kpni_runners_mark(net);
+    kpni_runners_count(net);
+    TEST_ASSERT_TRUE(xp->cross == 0 && qp->cross == 1 && pz->cross == 0);
+    TEST_ASSERT_EQUAL_UINT32(2, p->nwaiters); /* x and z; p's wait on q crosses */
+    TEST_ASSERT_EQUAL_UINT32(0, q->nwaiters);
+    TEST_ASSERT_EQUAL_UINT(1, p->ncross);
+    TEST_ASSERT_EQUAL_UINT(1, q->ncross);
+    TEST_ASSERT_EQUAL_UINT(0, x->ncross);
+    TEST_ASSERT_EQUAL_UINT(0, z->ncross);
+
+    /* q wakes p, which follows it to runner 1: x's and z's channels
+     * start to cross, taking x and z out of p's count, and q's stops */
+    kpni_sched_ready_mt(r1, p);
+    TEST_ASSERT_TRUE(p->runner == r1 && xp->cross == 1 && qp->cross == 0 && pz->cross == 1);
+    TEST_ASSERT_EQUAL_UINT32(0, p->nwaiters);
+    TEST_ASSERT_EQUAL_UINT(2, p->ncross);
+    TEST_ASSERT_EQUAL_UINT(0, q->ncross);
+    TEST_ASSERT_EQUAL_UINT(1, x->ncross);
+    TEST_ASSERT_EQUAL_UINT(1, z->ncross);
+    r0->nflipped = 0;
+
+    /* p waits on x now, which wakes it back to runner 0: z, still
+     * waiting on p, is counted again; x, running, is not */
+    queues(r0, NULL, NULL);
+    p->state = KPN_PROC_BLOCKED_READ;
+    p->wait = xp;
+    x->state = KPN_PROC_RUNNING;
+    x->wait = NULL;
+    kpni_sched_ready_mt(r0, p);
+    TEST_ASSERT_TRUE(p->runner == r0 && xp->cross == 0 && qp->cross == 1 && pz->cross == 0);
+    TEST_ASSERT_EQUAL_UINT32(1, p->nwaiters);
+    TEST_ASSERT_EQUAL_UINT32(0, x->nwaiters);
+    TEST_ASSERT_EQUAL_UINT(1, p->ncross);
+    TEST_ASSERT_EQUAL_UINT(1, q->ncross);
+    TEST_ASSERT_EQUAL_UINT(0, x->ncross);
+    TEST_ASSERT_EQUAL_UINT(0, z->ncross);
+    r1->nflipped = 0;
+}
+
 /* Under KPN_WAKE_WAKER a process woken from a read joins the waker's
  * runner, where what it will read has just been written; one woken from
  * a write stays on its own, where what it will write is (runners.c,
@@ -2781,8 +2934,11 @@ void test_a_woken_reader_joins_the_wakers_runner_and_a_woken_writer_stays(void)
 
 /* A fresh net of two runners under 'policy': x queued on runner 0, and p
  * waiting there to write to s, which runs there and is marked, on the
- * channel returned, whose word says p waits. */
-static kpn_chan *writer_waits(kpn_policy policy, kpn_proc **p, kpn_proc **s, kpn_proc **x)
+ * channel returned, which does not cross, whose word says p waits, and
+ * which s's count of waiters counts (kpn_int.h, KPNI_NWAITERS_ADD_ON);
+ * p's own count says a process waits on it if 'waited'. */
+static kpn_chan *writer_waits(kpn_policy policy, int waited, kpn_proc **p, kpn_proc **s,
+                              kpn_proc **x)
 {
     kpn_proc *y;
     kpn_chan *c;
@@ -2801,6 +2957,9 @@ static kpn_chan *writer_waits(kpn_policy policy, kpn_proc **p, kpn_proc **s, kpn
     (*p)->wait = c;
     (*p)->watched = 0;
     (*s)->watched = 1;
+    (*s)->nwaiters = 1;
+    (*p)->nwaiters = (uint32_t)waited;
+    TEST_ASSERT_EQUAL_INT(0, c->cross);
     KPNI_WAITING(c, KPN_PROC_BLOCKED_WRITE) = 1;
     return c;
 }
@@ -2809,33 +2968,37 @@ static kpn_chan *writer_waits(kpn_policy policy, kpn_proc **p, kpn_proc **s, kpn
  * learnt (round 1) or given by KPN_POLICY_STATIC with the process homed
  * where it waits (round 2), a process woken by the other end of its
  * channel on its own runner joins the back of that runner's queue,
- * ready, with the waker's watch and the channel's word for it cleared.
- * Under work stealing with no placement in force (round 0), and under
- * KPN_POLICY_STATIC with the process homed on the other runner (round
- * 3), it changes nothing and leaves the choice to kpni_sched_ready_mt. */
+ * ready, with the channel's word for it cleared and the waker's count
+ * of waiters one less, and takes the waker's watch if a process waits
+ * on it ('waited', each round both ways).  Under work stealing with no
+ * placement in force (round 0), and under KPN_POLICY_STATIC with the
+ * process homed on the other runner (round 3), it changes nothing and
+ * leaves the choice to kpni_sched_ready_mt. */
 void test_a_wake_on_the_wakers_own_runner_under_a_placement_joins_its_back(void)
 {
     kpn_proc *p, *s, *x;
     kpn_chan *c;
     kpni_runner *r0;
-    int round, done;
+    int round, done, waited;
 
-    for (round = 0; round < 4; ++round) {
-        c = writer_waits(round >= 2 ? KPN_POLICY_STATIC : KPN_POLICY_WS, &p, &s, &x);
+    for (round = 0; round < 8; ++round) {
+        waited = round % 2;
+        c = writer_waits(round / 2 >= 2 ? KPN_POLICY_STATIC : KPN_POLICY_WS, waited, &p, &s, &x);
         r0 = &net->runners[0];
-        net->learnt = round == 1;
-        if (round == 3)
+        net->learnt = round / 2 == 1;
+        if (round / 2 == 3)
             p->home = 1; /* pinned to runner 1, not yet moved there */
 
         kpni_lock(r0);
         done = kpni_sched_ready_here(r0, p, s);
         kpni_unlock(r0);
         net->learnt = 0;
-        if (round == 1 || round == 2) {
+        if (round / 2 == 1 || round / 2 == 2) {
             TEST_ASSERT_EQUAL_INT(1, done);
             TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, p->state);
             TEST_ASSERT_NULL(p->wait);
-            TEST_ASSERT_EQUAL_INT(1, p->watched);
+            TEST_ASSERT_EQUAL_INT(waited, p->watched);
+            TEST_ASSERT_EQUAL_UINT32(0, s->nwaiters);
             TEST_ASSERT_EQUAL_size_t(0, KPNI_WAITING(c, KPN_PROC_BLOCKED_WRITE));
             TEST_ASSERT_TRUE(r0->head == x && x->next_ready == p && r0->tail == p);
         } else {
@@ -2843,6 +3006,7 @@ void test_a_wake_on_the_wakers_own_runner_under_a_placement_joins_its_back(void)
             TEST_ASSERT_EQUAL_INT(KPN_PROC_BLOCKED_WRITE, p->state);
             TEST_ASSERT_TRUE(p->wait == c);
             TEST_ASSERT_EQUAL_INT(0, p->watched);
+            TEST_ASSERT_EQUAL_UINT32(1, s->nwaiters);
             TEST_ASSERT_EQUAL_size_t(1, KPNI_WAITING(c, KPN_PROC_BLOCKED_WRITE));
             TEST_ASSERT_TRUE(r0->head == x && r0->tail == x);
         }
@@ -2852,21 +3016,24 @@ void test_a_wake_on_the_wakers_own_runner_under_a_placement_joins_its_back(void)
 
 /* A wake with no lock (kpni_sched_ready_own), white-box: on a runner
  * that is 'own', a process woken by the other end of its channel there
- * is made ready, with the waker's watch and the channel's word for it
- * cleared, onto the runner's own list: the queue, which other runners
- * reach under the lock (held elsewhere here), is left alone until the
- * runner's next park (kpni_own_park) joins the list to its back.  That
- * park makes the runner 'own' under KPN_POLICY_STATIC (round 1), and
- * not under work stealing with no placement in force (round 0). */
+ * is made ready, with the channel's word for it cleared and the
+ * waker's count of waiters one less, onto the runner's own list, taking
+ * the waker's watch if a process waits on it ('waited', both ways): the
+ * queue, which other runners reach under the lock (held elsewhere here),
+ * is left alone until the runner's next park (kpni_own_park) joins the
+ * list to its back.  That park makes the runner 'own' under
+ * KPN_POLICY_STATIC (rounds 2 and 3), and not under work stealing with
+ * no placement in force (rounds 0 and 1). */
 void test_a_wake_with_no_lock_joins_the_queue_at_the_runners_next_park(void)
 {
     kpn_proc *p, *s, *x;
     kpn_chan *c;
     kpni_runner *r0;
-    int round;
+    int round, waited;
 
-    for (round = 0; round < 2; ++round) {
-        c = writer_waits(round ? KPN_POLICY_STATIC : KPN_POLICY_WS, &p, &s, &x);
+    for (round = 0; round < 4; ++round) {
+        waited = round % 2;
+        c = writer_waits(round / 2 ? KPN_POLICY_STATIC : KPN_POLICY_WS, waited, &p, &s, &x);
         r0 = &net->runners[0];
         r0->own = 1;
         r0->lock = 1; /* as if another runner held it */
@@ -2874,7 +3041,8 @@ void test_a_wake_with_no_lock_joins_the_queue_at_the_runners_next_park(void)
         kpni_sched_ready_own(r0, p, s);
         TEST_ASSERT_EQUAL_INT(KPN_PROC_READY, p->state);
         TEST_ASSERT_NULL(p->wait);
-        TEST_ASSERT_EQUAL_INT(1, p->watched);
+        TEST_ASSERT_EQUAL_INT(waited, p->watched);
+        TEST_ASSERT_EQUAL_UINT32(0, s->nwaiters);
         TEST_ASSERT_EQUAL_size_t(0, KPNI_WAITING(c, KPN_PROC_BLOCKED_WRITE));
         TEST_ASSERT_TRUE(r0->head == x && r0->tail == x); /* the queue as it was */
         TEST_ASSERT_TRUE(r0->own_head == p && r0->own_tail == p && p->runner == r0);
@@ -2885,7 +3053,7 @@ void test_a_wake_with_no_lock_joins_the_queue_at_the_runners_next_park(void)
         TEST_ASSERT_TRUE(p->prev_ready == x && p->next_ready == NULL);
         TEST_ASSERT_NULL(r0->own_head);
         TEST_ASSERT_NULL(r0->own_tail);
-        TEST_ASSERT_EQUAL_INT(round, r0->own);
+        TEST_ASSERT_EQUAL_INT(round / 2, r0->own);
         r0->own = 0;
         r0->lock = 0;
     }
