@@ -1211,7 +1211,7 @@ static inline unsigned kpni_runners_placed(const kpn_net *net)
 #else
 #define KPNI_MT(r) ((void)(r), 0) /* 'r' used: a caller may have no other use for it */
 #define KPNI_SLOW_READS(r) 0
-#define KPNI_CROSS(c) 0
+#define KPNI_CROSS(c) ((void)(c), 0)
 #define KPNI_FLIPPED(r) 0
 #define KPNI_FORGET_FLIPS(r) ((void)(r))
 #define KPNI_UNFLIPS(r) 0u

@@ -583,9 +583,9 @@ static KPNI_INLINE int block_lean_ok(const kpni_runner *r, const kpn_proc *self,
  * docs/runners.md: under KPN_POLICY_STATIC, or a placement kept on
  * several parts): the runner's lock, and then, where block_lean_ok says
  * so, the block as one runner makes it, with the park that joins the
- * inbox and own list to the queue.  Most blocks of a net under a
- * placement are such ones, and block_any's tests and frame doubled what
- * they cost (docs/benchmarks.md, "What sharing costs in
+ * inbox and own list to the queue, without block_any's tests of what a
+ * runner that shares may owe.  Most read-blocks of a net under a
+ * placement are such ones (docs/benchmarks.md, "What sharing costs in
  * instructions").  Else block_any, which takes the lock again. */
 static KPNI_NOINLINE void block_lean(kpn_proc *self, kpn_chan *on)
 {
