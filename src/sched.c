@@ -549,15 +549,6 @@ static KPNI_NOINLINE void block_walks(kpn_proc *self, kpn_proc_state why, kpn_ch
     park(self->runner, self, 0);
 }
 
-/* The blocks, by kind; kpni_sched_block picks the entry where 'why' is a
- * constant, so no block tests it.  The common one, a read-block on one
- * runner that walks nothing (by a process no write-blocked chain ends
- * at, or with no resolver), is made here with no call but the switch,
- * so no frame.  Blocks that walk take block_walks where one thread runs
- * the net, and block_any wherever it has more to do: several runners, a
- * solo runner that may share its queue (not on one part) or close a
- * trial's window, a write-block without the resolver (rare enough), and
- * a small memory, which keeps one copy of park the fewer. */
 /* Holding r's lock, r 'own': whether a read-block of 'self' on 'on' is
  * all block_any would make of it.  'on' does not cross, and self owes
  * no look at one that does (KPNI_UNFENCED); no move has left a note
@@ -607,6 +598,16 @@ static KPNI_NOINLINE void block_lean(kpn_proc *self, kpn_chan *on)
     park(r, self, 1);
 }
 
+/* The blocks, by kind; kpni_sched_block picks the entry where 'why' is a
+ * constant, so no block tests it.  The common one, a read-block on one
+ * runner that walks nothing (by a process no write-blocked chain ends
+ * at, or with no resolver), is made here with no call but the switch,
+ * so no frame.  Blocks that walk take block_walks where one thread runs
+ * the net, and block_any wherever it has more to do: several runners
+ * (but for a read-block on a runner that is own, which tries block_lean
+ * first), a solo runner that may share its queue (not on one part) or
+ * close a trial's window, a write-block without the resolver (rare
+ * enough), and a small memory, which keeps one copy of park the fewer. */
 void kpni_sched_block_read(kpn_proc *self, kpn_chan *on)
 {
     kpni_runner *r = self->runner;
