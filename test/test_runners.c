@@ -2816,6 +2816,32 @@ void test_a_channel_crosses_while_its_ends_are_on_different_runners(void)
     r0->current = NULL;
 }
 
+/* A process of 'net' that returns at once, spawned. */
+static kpn_proc *idle_proc(const char *name)
+{
+    kpn_proc *p;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, name, idle, NULL, STACK));
+    return p;
+}
+
+/* 'p' blocked on 'c' for 'why', as a block leaves it. */
+static void as_blocked(kpn_proc *p, kpn_proc_state why, kpn_chan *c)
+{
+    p->state = (unsigned char)why;
+    p->wait = c;
+}
+
+/* Each of four processes' count of its channels that cross. */
+static void channels_crossing(const kpn_proc *a, unsigned na, const kpn_proc *b, unsigned nb,
+                              const kpn_proc *c, unsigned nc, const kpn_proc *d, unsigned nd)
+{
+    TEST_ASSERT_EQUAL_UINT(na, a->ncross);
+    TEST_ASSERT_EQUAL_UINT(nb, b->ncross);
+    TEST_ASSERT_EQUAL_UINT(nc, c->ncross);
+    TEST_ASSERT_EQUAL_UINT(nd, d->ncross);
+}
+
 /* With several runners a process's count of waiters counts those
  * blocked on its channels that do not cross, and 'ncross' its channels
  * that cross (kpn_int.h, KPNI_NWAITERS_ADD_ON): kpni_runners_count sets
@@ -2831,11 +2857,11 @@ void test_a_move_keeps_the_counts_of_waiters_along_channels_that_do_not_cross(vo
     kpni_runner *r0, *r1;
 
     init(2, KPN_POLICY_WS, KPN_WAKE_WAKER);
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &x, "x", idle, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &q, "q", idle, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &y, "y", idle, NULL, STACK));
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &z, "z", idle, NULL, STACK));
+    x = idle_proc("x"); /* spawn order: runners 0, 1, 0, 1, 0 */
+    q = idle_proc("q");
+    p = idle_proc("p");
+    y = idle_proc("y");
+    z = idle_proc("z");
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &xp, x, p, sizeof(int), 1));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &qp, q, p, sizeof(int), 1));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &pz, p, z, sizeof(int), 1));
@@ -2843,12 +2869,9 @@ void test_a_move_keeps_the_counts_of_waiters_along_channels_that_do_not_cross(vo
     r1 = &net->runners[1];
     TEST_ASSERT_TRUE(x->runner == r0 && q->runner == r1 && p->runner == r0 && z->runner == r0);
     queues(r0, NULL, NULL);
-    p->state = KPN_PROC_BLOCKED_READ;
-    p->wait = qp;
-    x->state = KPN_PROC_BLOCKED_WRITE;
-    x->wait = xp;
-    z->state = KPN_PROC_BLOCKED_READ;
-    z->wait = pz;
+    as_blocked(p, KPN_PROC_BLOCKED_READ, qp);
+    as_blocked(x, KPN_PROC_BLOCKED_WRITE, xp);
+    as_blocked(z, KPN_PROC_BLOCKED_READ, pz);
     q->state = KPN_PROC_RUNNING; /* on runner 1 */
     y->state = KPN_PROC_READY;
     p->nwaiters = q->nwaiters = 7; /* counted afresh below */
@@ -2858,37 +2881,27 @@ void test_a_move_keeps_the_counts_of_waiters_along_channels_that_do_not_cross(vo
     TEST_ASSERT_TRUE(xp->cross == 0 && qp->cross == 1 && pz->cross == 0);
     TEST_ASSERT_EQUAL_UINT32(2, p->nwaiters); /* x and z; p's wait on q crosses */
     TEST_ASSERT_EQUAL_UINT32(0, q->nwaiters);
-    TEST_ASSERT_EQUAL_UINT(1, p->ncross);
-    TEST_ASSERT_EQUAL_UINT(1, q->ncross);
-    TEST_ASSERT_EQUAL_UINT(0, x->ncross);
-    TEST_ASSERT_EQUAL_UINT(0, z->ncross);
+    channels_crossing(p, 1, q, 1, x, 0, z, 0);
 
     /* q wakes p, which follows it to runner 1: x's and z's channels
      * start to cross, taking x and z out of p's count, and q's stops */
     kpni_sched_ready_mt(r1, p);
     TEST_ASSERT_TRUE(p->runner == r1 && xp->cross == 1 && qp->cross == 0 && pz->cross == 1);
     TEST_ASSERT_EQUAL_UINT32(0, p->nwaiters);
-    TEST_ASSERT_EQUAL_UINT(2, p->ncross);
-    TEST_ASSERT_EQUAL_UINT(0, q->ncross);
-    TEST_ASSERT_EQUAL_UINT(1, x->ncross);
-    TEST_ASSERT_EQUAL_UINT(1, z->ncross);
+    channels_crossing(p, 2, q, 0, x, 1, z, 1);
     r0->nflipped = 0;
 
     /* p waits on x now, which wakes it back to runner 0: z, still
      * waiting on p, is counted again; x, running, is not */
     queues(r0, NULL, NULL);
-    p->state = KPN_PROC_BLOCKED_READ;
-    p->wait = xp;
+    as_blocked(p, KPN_PROC_BLOCKED_READ, xp);
     x->state = KPN_PROC_RUNNING;
     x->wait = NULL;
     kpni_sched_ready_mt(r0, p);
     TEST_ASSERT_TRUE(p->runner == r0 && xp->cross == 0 && qp->cross == 1 && pz->cross == 0);
     TEST_ASSERT_EQUAL_UINT32(1, p->nwaiters);
     TEST_ASSERT_EQUAL_UINT32(0, x->nwaiters);
-    TEST_ASSERT_EQUAL_UINT(1, p->ncross);
-    TEST_ASSERT_EQUAL_UINT(1, q->ncross);
-    TEST_ASSERT_EQUAL_UINT(0, x->ncross);
-    TEST_ASSERT_EQUAL_UINT(0, z->ncross);
+    channels_crossing(p, 1, q, 1, x, 0, z, 0);
     r1->nflipped = 0;
 }
 
