@@ -403,6 +403,8 @@ void kpni_runners_mark(kpn_net *net)
         p->seen = 0;
 }
 
+static void count_waiters(kpn_net *net, int all); /* "Solo", below */
+
 /* Before a run on several runners, with the channels' marks set: count
  * each process's channels that cross, and the processes blocked waiting
  * on it along the others (kpn_int.h, KPNI_NWAITERS_ADD_ON), left as the
@@ -412,14 +414,10 @@ void kpni_runners_count(kpn_net *net)
     kpn_proc *p;
     kpn_chan *c;
 
-    if (net->outside != NULL) {
-        net->outside->nwaiters = 0;
+    if (net->outside != NULL)
         net->outside->ncross = 0;
-    }
-    for (p = net->procs; p != NULL; p = p->next) {
-        p->nwaiters = 0;
+    for (p = net->procs; p != NULL; p = p->next)
         p->ncross = 0;
-    }
     for (c = net->chans; c != NULL; c = c->next) {
         if (!KPNI_LOAD(&c->cross))
             continue;
@@ -427,9 +425,7 @@ void kpni_runners_count(kpn_net *net)
         if (c->reader != c->writer)
             ncross_add(c->reader, 1);
     }
-    for (p = net->procs; p != NULL; p = p->next)
-        if (kpni_proc_blocked(p) && !KPNI_LOAD(&KPNI_LOAD(&p->wait)->cross))
-            kpni_proc_waits_for(p)->nwaiters++;
+    count_waiters(net, 0);
 }
 
 #else /* the compact layout keeps no lists: every channel crosses */
@@ -1688,19 +1684,20 @@ static void relink(kpni_runner *r)
 }
 
 /* Count afresh, for each process, the processes blocked waiting on it
- * (kpni_proc_waits_for), as one runner keeps the count at every block
- * and wake.  Several runners count only along channels that do not
- * cross (kpn_int.h, KPNI_NWAITERS_ADD_ON), so a runner about to go solo
- * finds counts that leave out the waiters on channels that cross; it
- * counts every waiter, and keeps the counts so from here on, and a
- * marked process that read-blocks asks its count, not its channels,
- * whether it must walk (kpni_proc_waited_on).  Trusted stale, a count
+ * (kpni_proc_waits_for): along every channel ('all'), as one runner
+ * keeps the count at every block and wake, or along those that do not
+ * cross, as several runners keep it (kpn_int.h, KPNI_NWAITERS_ADD_ON;
+ * kpni_runners_count).  A runner about to go solo finds counts that
+ * leave out the waiters on channels that cross; it counts every waiter,
+ * and keeps the counts so from here on, and a marked process that
+ * read-blocks asks its count, not its channels, whether it must walk
+ * (kpni_proc_waited_on).  Trusted stale, a count
  * too low would let a read-block that closes a cycle skip its walk.
  * Every other runner is dormant and every live process on r: nothing
  * moves meanwhile.  Shared again, r keeps those counts: a waiter on a
  * crossing channel that they hold is let go without a count taken off,
  * and leaves its count too high, which keeps a mark that could go. */
-static void count_waiters(kpn_net *net)
+static void count_waiters(kpn_net *net, int all)
 {
     kpn_proc *p;
 
@@ -1709,7 +1706,7 @@ static void count_waiters(kpn_net *net)
     for (p = net->procs; p != NULL; p = p->next)
         p->nwaiters = 0;
     for (p = net->procs; p != NULL; p = p->next)
-        if (kpni_proc_blocked(p))
+        if (kpni_proc_blocked(p) && (all || !KPNI_CROSS(KPNI_LOAD(&p->wait))))
             kpni_proc_waits_for(p)->nwaiters++;
 }
 
@@ -1774,7 +1771,7 @@ int kpni_runners_solo(kpni_runner *r)
         else
             kpni_chan_lay(c, 0);
     if (r->resolve)
-        count_waiters(net);
+        count_waiters(net, 1);
     r->solo = 1;
     r->solos++;
     r->mt = 0;
