@@ -1439,15 +1439,12 @@ void test_a_marked_read_block_that_nobody_waits_on_lets_go_of_its_mark(void)
     for (runners = 1; runners <= 2; ++runners) {
         for (cross = 0; cross <= 1; ++cross) {
             init(runners, KPN_POLICY_STATIC, KPN_WAKE_LAST);
-            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &sm_w, "w", sm_writer, NULL, STACK));
-            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &sm_r, "r", sm_reader, NULL, STACK));
-            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(sm_w, 0));
-            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(sm_r, 0));
+            sm_w = spawn_on("w", sm_writer, NULL, 0);
+            sm_r = spawn_on("r", sm_reader, NULL, 0);
             TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &sm_wr, sm_w, sm_r, sizeof(int), 1));
             sm_tr = NULL;
             if (cross) {
-                TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &t, "t", sm_sender, NULL, STACK));
-                TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(t, runners - 1));
+                t = spawn_on("t", sm_sender, NULL, runners - 1);
                 TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &sm_tr, t, sm_r, sizeof(int), 1));
             }
             sm_mark = -1;
