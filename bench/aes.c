@@ -209,9 +209,10 @@ int main(int argc, char **argv)
         same = memcmp(data[0], data[1], len) == 0;
         verified &= done && same;
         bench_note("run %d/%d: kpn %.1f MB/s (%.3f s, build %.2f ms), sequential %.1f MB/s "
-                   "(%.3f s), %s",
+                   "(%.3f s), steals %llu, sleeps %llu, switches %s, %s",
                    run + 1, runs, bytes / wall[run] / 1e6, wall[run], build[run] * 1e3,
-                   bytes / seq[run] / 1e6, seq[run],
+                   bytes / seq[run] / 1e6, seq[run], (unsigned long long)st.steals,
+                   (unsigned long long)st.sleeps, bench_list(st.runner_switches, p.runners),
                    !done  ? "a worker or the source saw an error"
                    : same ? "identical"
                           : "the buffers DIFFER");
