@@ -14,10 +14,12 @@
 # half, the slower one finishes last: 2 * fast / slow) and what a split
 # matched to their speeds can give (1 + fast / slow).
 #
-# Usage: tools/bench/ceiling.sh [ROUNDS] -- BENCH_COMMAND...
+# Usage: [CEILING_FIELD=NAME] tools/bench/ceiling.sh [ROUNDS] -- BENCH_COMMAND...
 #   BENCH_COMMAND must print a last line with wall_1=SECONDS (bench/pipeline
-#   and bench/random with --runners=1 do).  ROUNDS (default 5) alternate
-#   alone and paired; medians are compared.
+#   and bench/random with --runners=1 do), or with NAME=SECONDS where
+#   CEILING_FIELD names another field (bench/aes's sequential loop:
+#   CEILING_FIELD=seq_wall).  ROUNDS (default 5) alternate alone and
+#   paired; medians are compared.
 # Prints one line: ceiling: alone=... paired=... ceiling=...
 #   and with taskset: cpu0=... cpu1=... even_split=... matched_split=...
 set -eu
@@ -28,7 +30,8 @@ if [ "${1:-}" != "--" ]; then rounds=$1; shift; fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-wall() { sed -n 's/.* wall_1=\([0-9.]*\).*/\1/p' "$1" | tail -1; }
+field=${CEILING_FIELD:-wall_1}
+wall() { sed -n "s/.* $field=\\([0-9.]*\\).*/\\1/p" "$1" | tail -1; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # bound runs only where two CPUs are there to bind to
