@@ -322,24 +322,25 @@ static void ncross_add(kpn_proc *p, int d)
         KPNI_STORE(&p->ncross, (unsigned char)(n + (unsigned)d));
 }
 
-/* 'c', between 'p' and 'q', starts crossing ('d' -1) or stops (+1): the
- * counts that leave out waiters on a crossing channel (kpn_int.h,
- * KPNI_NWAITERS_ADD_ON) take out or put in an end blocked on it, and
- * each end's count of channels that cross changes.  The runners of both
- * ends are locked, so no other change to those counts is under way: a
- * block or wake on a channel that does not cross takes its runner's
- * lock, or is made by an own runner's thread, whose processes no move
- * takes but a woken reader, ready by then. */
-static void flip_counts(kpn_chan *c, kpn_proc *p, kpn_proc *q, int d)
+/* 'c' starts crossing ('d' -1) or stops (+1): the counts that leave out
+ * waiters on a crossing channel (kpn_int.h, KPNI_NWAITERS_ADD_ON) take
+ * out or put in an end blocked on it, and each end's count of channels
+ * that cross changes.  The runners of both ends are locked, so no other
+ * change to those counts is under way: a block or wake on a channel that
+ * does not cross takes its runner's lock, or is made by an own runner's
+ * thread, whose processes no move takes but a woken reader, ready by
+ * then.  The two ends are two processes: a channel from a process to
+ * itself never crosses. */
+static void flip_counts(kpn_chan *c, int d)
 {
-    kpn_proc *w = c->reader, *o = c->writer;
+    kpn_proc *rd = c->reader, *wr = c->writer;
 
-    if (KPNI_LOAD(&w->state) == KPN_PROC_BLOCKED_READ && KPNI_LOAD(&w->wait) == c)
-        o->nwaiters += (uint32_t)d;
-    if (KPNI_LOAD(&o->state) == KPN_PROC_BLOCKED_WRITE && KPNI_LOAD(&o->wait) == c)
-        w->nwaiters += (uint32_t)d;
-    ncross_add(p, -d);
-    ncross_add(q, -d);
+    if (KPNI_LOAD(&rd->state) == KPN_PROC_BLOCKED_READ && KPNI_LOAD(&rd->wait) == c)
+        wr->nwaiters += (uint32_t)d;
+    if (KPNI_LOAD(&wr->state) == KPN_PROC_BLOCKED_WRITE && KPNI_LOAD(&wr->wait) == c)
+        rd->nwaiters += (uint32_t)d;
+    ncross_add(rd, -d);
+    ncross_add(wr, -d);
 }
 
 static void mark(kpn_chan *c, kpn_proc *p, kpni_runner *to)
@@ -358,7 +359,7 @@ static void mark(kpn_chan *c, kpn_proc *p, kpni_runner *to)
     }
     cross = (unsigned char)(KPNI_LOAD(&q->runner) != to);
     if (KPNI_LOAD(&c->cross) != cross) {
-        flip_counts(c, p, q, cross ? -1 : 1);
+        flip_counts(c, cross ? -1 : 1);
         if (cross)
             kpni_chan_ask_looks(c);
         KPNI_STORE(&c->cross, cross);
