@@ -173,7 +173,7 @@ double bench_median(double *v, int n)
  * cache line.  The function starts a cache line, so that the loop, 19
  * bytes at offset 24, lies in one: on an AMD EPYC guest the same loop
  * placed across two lines ran at half the iterations a microsecond, and
- * where the linker put it changed with every edit of this file. */
+ * where it falls moves with any change to the code before it. */
 #if defined(__GNUC__)
 __attribute__((aligned(64)))
 #endif
