@@ -71,14 +71,13 @@ double bench_median(double *v, int n);
 void bench_burn(uint64_t n);
 
 /* Iterations of bench_burn per microsecond on this machine: a trial grows
- * until it takes 20 ms, the loop runs on until BENCH_WARM_S seconds have
- * passed, then the median of 7 trials of that length.  A CPU that has
- * been idle can run the loop at half its pace for the first few hundred
- * milliseconds (on an AMD EPYC guest, 40 to 310 ms): timed then, the
- * rate came out half of what the runs that follow see, and a net burnt
+ * until it takes 20 ms, the loop runs on until half a second has passed,
+ * then the median of 7 trials of that length.  A CPU that has been idle
+ * can run the loop at half its pace for the first few hundred
+ * milliseconds (on an AMD EPYC guest, 40 to 310 ms): a rate timed then
+ * is half of what the runs that follow see, and would have a net burn
  * half the work its options ask for.  '*trial' (may be NULL) gets the
  * trial's iterations. */
-#define BENCH_WARM_S 0.5
 double bench_calibrate(uint64_t *trial);
 
 /* A line on stderr, prefixed with the program's name: progress and
