@@ -67,8 +67,8 @@ scratch=$top/build/compare
 out=$scratch/runs
 old=$scratch/base/build/amd64/bench
 new=$top/build/amd64/bench
-# a round trip (ns) that parts the host's two states: about 95 to 155 ns
-# near, 450 to 530 far (docs/benchmarks.md, "The two CPUs")
+# a round trip (ns) that parts the host's two states: about 50 to 155 ns
+# near, 320 to 530 far (docs/benchmarks.md, "The two CPUs")
 TRIP_NS=300
 
 # report: the table, from the runs in $out and the builds $old and $new
