@@ -118,10 +118,14 @@ void kpni_unbias(kpni_runner *r)
     __atomic_store_n(&r->bias, 0, __ATOMIC_RELEASE);
 }
 
-/* Spins a thread waits for a biased runner to see it asks, before it
- * has every thread fenced instead: a few microseconds, about what the
- * fence costs, and several blocks of a fine-grained net. */
-#define KPNI_REVOKE_SPINS 2000
+/* How long a thread waits for a biased runner to see it asks, before
+ * it has every thread fenced instead (ns): several blocks of a fine-
+ * grained net.  An owner that runs on longer runs a coarse process,
+ * and the fence is then cheaper than waiting for its block (membarrier
+ * took about 12 us on the guest of docs/benchmarks.md).  Timed, not
+ * counted in spins: a pause takes ten times as long on some CPUs as on
+ * others, and 2 000 of them took 50 us on that guest. */
+#define KPNI_REVOKE_NS 4000u
 
 /* The lock of another runner than 'me' (or of any, off the runners'
  * threads: 'me' NULL). */
@@ -136,11 +140,16 @@ void kpni_lock_other(kpni_runner *me, kpni_runner *r)
         /* r sees 'revoke' at its next block, and clears 'bias'; if it
          * runs on without one, the fence shows the count to its next
          * look and its last 'inside' to this thread */
-        for (spins = 0; spins < KPNI_REVOKE_SPINS && __atomic_load_n(&r->bias, __ATOMIC_ACQUIRE);
-             ++spins)
+        uint64_t since = kpn_port_clock_ns();
+
+        for (spins = 1; __atomic_load_n(&r->bias, __ATOMIC_ACQUIRE); ++spins) {
+            /* the clock every 16 spins, so that its reads cost little beside the pauses */
+            if (spins % 16 == 0 && kpn_port_clock_ns() - since >= KPNI_REVOKE_NS) {
+                (void)kpn_port_fence_threads(); /* works: fence_ok, or no bias */
+                break;
+            }
             cpu_relax();
-        if (spins == KPNI_REVOKE_SPINS)
-            (void)kpn_port_fence_threads(); /* works: fence_ok, or no bias */
+        }
         for (spins = 0; __atomic_load_n(&r->inside, __ATOMIC_ACQUIRE); ++spins)
             if (spins % 128 == 127)
                 kpn_port_yield();
