@@ -106,8 +106,9 @@ void kpn_port_yield(void);
 
 /* A monotonic clock, in nanoseconds from any origin: how many messages a
  * runner passes per microsecond, which decides whether work stealing
- * gives way to a learnt placement (runners.c).  Read once per run, and
- * by an idle runner that has stolen often. */
+ * gives way to a learnt placement (runners.c).  Read once per run, by
+ * an idle runner that has stolen often, and by a thread that waits for
+ * a biased runner's lock (runners.c, "Biased locks"). */
 uint64_t kpn_port_clock_ns(void);
 
 /* The CPUs the calling thread may run on, or 0 if the port cannot tell.

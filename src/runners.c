@@ -124,8 +124,11 @@ void kpni_unbias(kpni_runner *r)
  * and the fence is then cheaper than waiting for its block (membarrier
  * took about 12 us on the guest of docs/benchmarks.md).  Timed, not
  * counted in spins: a pause takes ten times as long on some CPUs as on
- * others, and 2 000 of them took 50 us on that guest. */
+ * others, and 2 000 of them took 50 us on that guest.  Never more
+ * than KPNI_REVOKE_SPINS pauses all the same: a clock may stand still
+ * (port/pthread's reads 0 where clock_gettime fails). */
 #define KPNI_REVOKE_NS 4000u
+#define KPNI_REVOKE_SPINS 2000
 
 /* The lock of another runner than 'me' (or of any, off the runners'
  * threads: 'me' NULL). */
@@ -144,7 +147,8 @@ void kpni_lock_other(kpni_runner *me, kpni_runner *r)
 
         for (spins = 1; __atomic_load_n(&r->bias, __ATOMIC_ACQUIRE); ++spins) {
             /* the clock every 16 spins, so that its reads cost little beside the pauses */
-            if (spins % 16 == 0 && kpn_port_clock_ns() - since >= KPNI_REVOKE_NS) {
+            if (spins == KPNI_REVOKE_SPINS ||
+                (spins % 16 == 0 && kpn_port_clock_ns() - since >= KPNI_REVOKE_NS)) {
                 (void)kpn_port_fence_threads(); /* works: fence_ok, or no bias */
                 break;
             }
