@@ -8,6 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The program's name as its messages start with: argv[0] without its
+ * directories, as the benchmark drivers and h264 name themselves. */
+static const char *args_prog(char **argv)
+{
+    const char *slash = strrchr(argv[0], '/');
+
+    return slash != NULL ? slash + 1 : argv[0];
+}
+
 /* Prints 'usage' and exits 0 if --help is given; exits 2 on an argument
  * that is not --name=value with a name in 'names' (space-separated). */
 static void args_check(int argc, char **argv, const char *names, const char *usage)
@@ -26,7 +35,7 @@ static void args_check(int argc, char **argv, const char *names, const char *usa
                 known = strcspn(n, " ") == len && strncmp(n, arg + 2, len) == 0;
         }
         if (!known) {
-            fprintf(stderr, "%s: unknown argument '%s' (try --help)\n", argv[0], arg);
+            fprintf(stderr, "%s: unknown option '%s' (try --help)\n", args_prog(argv), arg);
             exit(2);
         }
     }
@@ -49,13 +58,14 @@ static long args_get(int argc, char **argv, const char *name, long value, long l
             value = strtol(text, &end, 10);
             if (*end != '\0' || *digit < '0' || *digit > '9' || errno == ERANGE || value < lo ||
                 value > hi) {
-                fprintf(stderr, "%s: --%s wants an integer in %ld..%ld, not '%s'\n", argv[0],
+                fprintf(stderr, "%s: --%s wants an integer in %ld..%ld, not '%s'\n", args_prog(argv),
                         name, lo, hi, text);
                 exit(2);
             }
         }
     if (value < lo || value > hi) { /* a default the other options put out of range */
-        fprintf(stderr, "%s: --%s wants an integer in %ld..%ld here\n", argv[0], name, lo, hi);
+        fprintf(stderr, "%s: --%s wants an integer in %ld..%ld here\n", args_prog(argv), name,
+                lo, hi);
         exit(2);
     }
     return value;
