@@ -48,7 +48,9 @@ LIB := $(BUILD)/libkpn.a
 
 TESTS       := $(sort $(wildcard test/test_*.c))
 TEST_BINS   := $(patsubst test/%.c,$(BUILD)/tests/%,$(TESTS))
-TEST_CFLAGS  = $(ALL_CFLAGS) -DTEST -Itools/cmocka -Isrc
+# KPN_TEST_PORT_POSIX: the port under test starts a process with the
+# floating-point state of the thread that made it (port.h, kpn_port_init)
+TEST_CFLAGS  = $(ALL_CFLAGS) -DTEST $(if $(filter posix,$(PORT)),-DKPN_TEST_PORT_POSIX) -Itools/cmocka -Isrc
 RESULTS     := $(BUILD)/results
 
 # examples/NAME.c is a program; so is examples/NAME/ (every .c in it).

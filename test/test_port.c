@@ -449,6 +449,56 @@ void test_rounding_mode_is_kept_per_context(void)
 #endif
 }
 
+/* A fresh context starts with the floating-point state its port defines
+ * (port.h, kpn_port_init), whatever the thread that first switches into
+ * it has: the ABI's default, or for the POSIX port, which getcontext
+ * gives the state of the thread that made it, that thread's
+ * (docs/porting.md, "Initial floating-point state"). */
+#ifdef KPN_TEST_PORT_POSIX
+#define FRESH_MODE FE_UPWARD, 1
+#else
+#define FRESH_MODE FE_TONEAREST, 0
+#endif
+#if HAVE_DIRECTED_ROUNDING
+static struct fp_sample fp_fresh;
+
+static void fp_fresh_main(void *arg)
+{
+    (void)arg;
+    sample_fp(&fp_fresh);
+    for (;;)
+        kpn_port_switch(fp_ctx, fp_host);
+}
+
+#endif
+
+void test_a_fresh_context_starts_with_its_ports_rounding_whatever_the_host_has(void)
+{
+#ifdef KPN_VALGRIND
+    TEST_IGNORE_MESSAGE("valgrind does not model floating-point rounding modes");
+#endif
+#if HAVE_DIRECTED_ROUNDING
+    struct fp_sample host;
+    void *stack;
+
+    fp_host = carve_ctx();
+    fp_ctx = carve_ctx();
+    stack = carve_stack(STACK_SIZE);
+    TEST_ASSERT_NOT_NULL(fp_host);
+    TEST_ASSERT_NOT_NULL(fp_ctx);
+    TEST_ASSERT_NOT_NULL(stack);
+    TEST_ASSERT_EQUAL_INT(0, fesetround(FE_UPWARD));
+    kpn_port_init(fp_ctx, stack, STACK_SIZE, fp_fresh_main, NULL);
+    TEST_ASSERT_EQUAL_INT(0, fesetround(FE_DOWNWARD));
+    kpn_port_switch(fp_host, fp_ctx);
+    sample_fp(&host);
+    TEST_ASSERT_EQUAL_INT(0, fesetround(FE_TONEAREST));
+    check_fp(FRESH_MODE, &fp_fresh);
+    /* the host's own mode is its own */
+    check_fp(FE_DOWNWARD, -1, &host);
+#endif
+}
+
 /* ---- Callee-saved registers survive a switch. ---- */
 
 /*
