@@ -62,19 +62,23 @@ typedef enum kpn_status {
     KPN_EOF,        /* kpn_recv: the channel is closed and drained */
     KPN_EINVAL,     /* a NULL or malformed argument, a zero size, a size mismatch */
     KPN_ENOMEM,     /* the arena cannot hold the object; nothing was carved */
-    KPN_EPERM,      /* the caller is not the channel's writer/reader, or not a process */
+    KPN_EPERM,      /* the caller is not the channel's writer/reader, or not a
+                       process; kpn_offer, kpn_input_close: not an input */
     KPN_ESTATE,     /* not allowed now: the net is running, the channel is closed,
                        the process has exited, ... */
     KPN_ERESERVE,   /* the reserve pool cannot hold a channel that must grow */
     KPN_ESTACK,     /* a process overflowed its stack; see kpn_net_fault */
     KPN_EDEADLOCK,  /* a writer waits on a full channel with cfg.resolve 0, or
                        (cfg.strict) processes wait to read from each other */
-    KPN_ETHREAD,    /* the OS refused a runner thread or semaphore */
+    KPN_ETHREAD,    /* the OS refused a runner thread, a semaphore or an
+                       input's idle object */
     KPN_EFULL,      /* kpn_offer: the input channel is full; nothing written */
     KPN_STATUS_COUNT /* number of codes; not a status */
 } kpn_status;
 
-/* A fixed English sentence for 's'; never NULL, also for unknown values. */
+/* A fixed English sentence for 's'; never NULL, also for unknown values.
+ * A build with KPN_REPORT 0 (docs/porting.md) keeps no sentences and
+ * returns "kpn status" for every value. */
 const char *kpn_strerror(kpn_status s);
 
 /* ------------------------------------------------------------------ */
@@ -298,7 +302,8 @@ void kpn_config_default(kpn_config *cfg);
  *   KPN_CPUS      cfg.cpus, 0 or more (0: the port's count)
  * Unset variables leave their field alone.  KPN_EINVAL if 'cfg' is NULL
  * or a value is malformed or out of range; then 'cfg' is unchanged and,
- * if 'bad' is not NULL, '*bad' names the variable. */
+ * if 'bad' is not NULL, '*bad' names the variable (NULL where 'cfg' is
+ * NULL, and on success). */
 kpn_status kpn_config_from_env(kpn_config *cfg);
 kpn_status kpn_config_from_env_check(kpn_config *cfg, const char **bad);
 
@@ -394,7 +399,8 @@ kpn_status kpn_connect(kpn_net *net, kpn_chan **chan, kpn_proc *writer,
 /* Create an input channel: 'reader' receives with kpn_recv, as from any
  * channel, messages of 'msg_size' bytes that code outside the net hands
  * over with kpn_offer; it holds 'capacity' of them (0: the default) and
- * never grows (the resolver leaves it alone).  Host thread, before a run.
+ * never grows (the resolver leaves it alone).  Host thread, before a run
+ * or between runs.
  * KPN_EINVAL: a NULL argument, 'msg_size' 0, a reader of another net, or
  *             a ring that would not fit in a size_t.
  * KPN_ESTATE: the net is running or faulted, or 'reader' has exited.
@@ -484,8 +490,10 @@ kpn_status kpn_run(kpn_net *net);
  * KPN_ERESERVE.
  * KPN_EINVAL: NULL; fewer than 64 bytes in the 16-aligned part; a
  *             region that wraps past the end of the address space,
- *             overlaps the arena, or whose 16-aligned part overlaps that
- *             of a region given before.
+ *             overlaps the 16-aligned part of the arena that the net
+ *             uses (arena_size bytes from the net's start, in kpn_stats,
+ *             and the reserve carved above them), or whose 16-aligned
+ *             part overlaps that of a region given before.
  * KPN_ESTATE: the net is running, or faulted (a stack overflow). */
 kpn_status kpn_reserve_add(kpn_net *net, void *mem, size_t size);
 
@@ -509,7 +517,8 @@ kpn_status kpn_proc_pin(kpn_proc *p, unsigned runner);
  * itself is not changed; it may have run on any number of runners.
  * Host thread, not while running.
  * KPN_EINVAL: 'net' or 'home' NULL, or a stale net; runners 0 or above
- *             KPN_MAX_RUNNERS, or above 1 in a build without KPN_THREADS;
+ *             KPN_MAX_RUNNERS, or above 1 in a build without KPN_THREADS
+ *             or with KPN_COMPACT;
  *             n below the number of processes.  'home' is written only
  *             on success.
  * KPN_ESTATE: the net is running or faulted. */
@@ -562,10 +571,14 @@ typedef struct kpn_stats {
     size_t procs_blocked_write; /* waiting on a full channel */
     size_t chans;               /* channels connected */
     uint64_t switches;          /* dispatches of a process */
-    uint64_t messages;          /* messages copied into a channel */
+    uint64_t messages;          /* messages a process copied into a
+                                   channel (not those offered to an
+                                   input: its ring counts them) */
     uint64_t discarded;         /* messages no process will ever receive:
-                                   sent after the reader exited, or queued
-                                   when it exited */
+                                   sent by a process after the reader
+                                   exited, or queued when it exited (an
+                                   offer after the reader exited is
+                                   dropped uncounted) */
     size_t arena_size;          /* bytes of the arena after alignment */
     size_t arena_used;          /* bytes carved so far (not the reserve) */
     size_t arena_free;          /* bytes left for processes and channels
@@ -650,7 +663,9 @@ size_t kpn_chan_fill(const kpn_chan *c);
  * KPN_ERESERVE the cycle that needed a channel to grow and how many
  * bytes it asked for.  After a stack overflow it reports the records it
  * can trust and says where the damage starts.  Returns the length the whole account needs, without the NUL;
- * 0 for a NULL or stale net.  Uses no memory but 'buf'. */
+ * 0 for a NULL or stale net.  Uses no memory but 'buf'.  A build with
+ * KPN_REPORT 0 (docs/porting.md) keeps no text: it writes an empty
+ * string and returns 0. */
 size_t kpn_report(const kpn_net *net, char *buf, size_t len);
 
 /* Give up a net: its guard pages become ordinary memory again, and its

@@ -583,6 +583,7 @@ void test_input_errors(void)
     kpn_proc *q = spawn(sink_proc, &f);
     kpn_proc *foreign;
     kpn_chan *c, *in;
+    kpn_stats before, after;
     uint32_t v = 3;
 
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, p, q, sizeof v, 1));
@@ -607,8 +608,14 @@ void test_input_errors(void)
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
     TEST_ASSERT_EQUAL_INT(KPN_EPERM, (kpn_status)f.got[0]);
     TEST_ASSERT_EQUAL_INT(KPN_EPERM, (kpn_status)f.got[1]);
-    /* the reader has exited: no new input for it */
+    /* the reader has exited: no new input for it, and nothing carved */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
+    in = NULL;
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_connect_input(net, &in, p, sizeof v, 1));
+    TEST_ASSERT_NULL(in);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
+    TEST_ASSERT_EQUAL_size_t(before.arena_used, after.arena_used);
+    TEST_ASSERT_EQUAL_size_t(before.chans, after.chans);
 }
 
 static void returns_at_once(void *arg) { (void)arg; }

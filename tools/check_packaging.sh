@@ -176,6 +176,33 @@ for cfg in "-DKPN_THREADS=0" "-DKPN_PORT=posix -DKPN_THREADS=0"; do
         >"$log" 2>&1 || { cat "$log"; die "the amalgamation with $cfg does not link"; }
     ok "(d) amalgamation, $cfg, linked and run: $(run_app "$APP/app-nothreads")"
 done
+# the compact layout with threads keeps no channel counts to learn from:
+# kpn_place refuses a placement over several runners, home untouched
+cat >"$APP/place.c" <<'END'
+#include <stdio.h>
+#include "kpn.h"
+static unsigned char arena[64 * 1024];
+static void idle(void *arg) { (void)arg; }
+int main(void)
+{
+    kpn_net *net;
+    kpn_proc *p;
+    unsigned home[1] = {7};
+
+    if (kpn_net_init(&net, arena, sizeof arena, NULL) != KPN_OK ||
+        kpn_spawn(net, &p, "p", idle, NULL, 16384) != KPN_OK || kpn_run(net) != KPN_OK)
+        return 1;
+    if (kpn_place(net, 2, home, 1) != KPN_EINVAL || home[0] != 7)
+        return 2;
+    if (kpn_place(net, 1, home, 1) != KPN_OK || home[0] != 0)
+        return 3;
+    printf("place_2_runners=EINVAL place_1_runner=OK\n");
+    return 0;
+}
+END
+(cd "$APP" && $CC -O2 -DKPN_COMPACT=1 place.c kpn.c -lpthread -o app-place && ./app-place) >"$log" 2>&1 ||
+    { cat "$log"; die "kpn_place in the compact build with threads: not as kpn.h says"; }
+ok "(d) amalgamation, -DKPN_COMPACT=1 with threads: $(cat "$log")"
 if [ "$host_port" != posix ]; then
     nm "$APP/kpn.o" | grep -q ' T kpn_port_switch$' || die "$host_port amalgamation has no assembly kpn_port_switch"
     nm "$APP/kpn.o" | grep -q swapcontext && die "$host_port amalgamation uses ucontext"
