@@ -12,7 +12,7 @@
  * without).  The guard band is inside the stack here.  So the minimum is
  * guard + peak + exception frame, and 16 bytes of margin:
  *     32 + 152 + 104 = 288  ->  304
- * (Cortex-M3, no FPU: 32 + 88 + 32 = 152.)
+ * (Cortex-M3, no FPU: 32 + 100 + 32 = 164.)
  * A handler's own frames go on MSP (processes run on PSP), so they are
  * not counted; a process that calls deeper needs what its calls need
  * (size it with kpn_proc_stats' high-water mark).
