@@ -349,8 +349,10 @@ END {
             print "    if (c == NULL)\n        return;" > out_c
             printf "    c->ret = cmock_to_return;\n    %s.ignore = 1;\n}\n\n", M > out_c
         }
+        # as CMock: a non-void function drops the return value its
+        # IgnoreAndReturn queued; a void one queued nothing
         printf "void %s_CMockStopIgnore(void)\n{\n", n > out_c
-        printf "    if (%s.ignore && %s.head < %s.tail)\n        %s.head++;\n", M, M, M, M > out_c
+        if (!isvoid) printf "    if (%s.ignore && %s.head < %s.tail)\n        %s.head++;\n", M, M, M, M > out_c
         printf "    %s.ignore = 0;\n}\n\n", M > out_c
         printf "void %s_AddCallback(CMOCK_%s_CALLBACK Callback)\n{\n", n, n > out_c
         printf "    %s.ignore = 0;\n    %s.callback_checked = 1;\n    %s.callback_calls = 0;\n    %s.callback = Callback;\n}\n\n", M, M, M, M > out_c

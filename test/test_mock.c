@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/* The part of CMock's interface the suite uses (docs/testing.md's table) means the same under both runners: CMock's mock under Ceedling, tools/cmocka/gen_mock.sh's under make test. */
+#include "unity.h"
+#include "mock_port.h"
+
+/* No source: every kpn_port_* call lands in the mock. */
+
+static int stub_calls[4];
+
+void setUp(void)
+{
+    unsigned i;
+
+    for (i = 0; i < 4; ++i)
+        stub_calls[i] = 0;
+}
+
+void tearDown(void) {}
+
+static unsigned cpus_stub(int cmock_num_calls)
+{
+    if (cmock_num_calls < 4)
+        stub_calls[cmock_num_calls]++;
+    return 100u + (unsigned)cmock_num_calls;
+}
+
+/* Queued IgnoreAndReturn values come back in turn, then the last for
+ * ever, whatever expectations were set before. */
+void test_ignore_and_return_hands_back_its_values_in_turn_then_the_last(void)
+{
+    kpn_port_cpus_IgnoreAndReturn(3);
+    kpn_port_cpus_IgnoreAndReturn(5);
+    TEST_ASSERT_EQUAL_UINT(3, kpn_port_cpus());
+    TEST_ASSERT_EQUAL_UINT(5, kpn_port_cpus());
+    TEST_ASSERT_EQUAL_UINT(5, kpn_port_cpus());
+    TEST_ASSERT_EQUAL_UINT(5, kpn_port_cpus());
+}
+
+/* StopIgnore on a function with a result drops the value an
+ * IgnoreAndReturn queued and no call took; expectations then hold. */
+void test_stop_ignore_drops_an_untaken_return_and_checks_expectations_again(void)
+{
+    kpn_port_cpus_IgnoreAndReturn(3);
+    kpn_port_cpus_StopIgnore();
+    kpn_port_cpus_ExpectAndReturn(9);
+    TEST_ASSERT_EQUAL_UINT(9, kpn_port_cpus());
+}
+
+/* On a void function Ignore queues nothing, so StopIgnore drops
+ * nothing: an expectation set before the Ignore is still there for the
+ * call after the StopIgnore (which would otherwise fail the test as a
+ * call more than expected). */
+void test_stop_ignore_on_a_void_function_keeps_the_expectations_queued(void)
+{
+    kpn_port_yield_Expect();
+    kpn_port_yield_Ignore();
+    kpn_port_yield_StopIgnore();
+    kpn_port_yield();
+}
+
+/* A stub takes every call, with the count of calls before it, and
+ * consults no expectation. */
+void test_a_stub_takes_every_call_with_its_number(void)
+{
+    kpn_port_cpus_StubWithCallback(cpus_stub);
+    TEST_ASSERT_EQUAL_UINT(100, kpn_port_cpus());
+    TEST_ASSERT_EQUAL_UINT(101, kpn_port_cpus());
+    TEST_ASSERT_EQUAL_UINT(102, kpn_port_cpus());
+    TEST_ASSERT_EQUAL_INT(1, stub_calls[0]);
+    TEST_ASSERT_EQUAL_INT(1, stub_calls[2]);
+}
+
+/* AddCallback checks each call against the next expectation, then
+ * returns what the callback returns. */
+void test_add_callback_takes_the_expectations_and_returns_the_callbacks_value(void)
+{
+    kpn_port_cpus_ExpectAndReturn(1);
+    kpn_port_cpus_ExpectAndReturn(2);
+    kpn_port_cpus_AddCallback(cpus_stub);
+    TEST_ASSERT_EQUAL_UINT(100, kpn_port_cpus());
+    TEST_ASSERT_EQUAL_UINT(101, kpn_port_cpus());
+}
