@@ -39,9 +39,10 @@ out=build/ceedling-rules
 # examples/), and the flags and define of :flags:test and :defines:test.
 # Keep in step with it.
 ceedling_include="-Iinclude -Isrc -Iport $(find examples -type d 2>/dev/null | sort | sed 's/^/-I/' | tr '\n' ' ') -Ibench"
-ceedling_flags="-std=c99 -Wall -Wextra -DTEST"
-# `make test`'s warnings, for the link step (what the library is held to)
-strict_flags="-std=c99 -pedantic -Wall -Wextra -Werror -DTEST"
+ceedling_flags="-std=c99 -Wall -Wextra -DTEST -DKPN_TEST_PORT_POSIX"
+# `make test`'s warnings, for the link step (what the library is held
+# to), and its define for the posix port, which the tests link with
+strict_flags="-std=c99 -pedantic -Wall -Wextra -Werror -DTEST -DKPN_TEST_PORT_POSIX"
 libs="-lcmocka -lmbedcrypto -lm -lpthread"
 
 if [ ! -f project.yml ] || [ ! -d test ]; then
