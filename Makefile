@@ -88,7 +88,7 @@ all: lib examples bench-bins
 
 help:
 	@echo "make lib [PORT=amd64|aarch64|posix] build/PORT/libkpn.a"
-	@echo "make test                     the suite on cmocka, every port (installs cmocka if missing, as root)"
+	@echo "make test                     the suite on cmocka, every port (installs cmocka, mbedTLS if missing: as root)"
 	@echo "make test-port PORT=...       the suite on one port"
 	@echo "make sanitize                 the suite under ASan+UBSan, every port"
 	@echo "make tsan                     the suite under ThreadSanitizer, every port"

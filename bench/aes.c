@@ -51,7 +51,7 @@ static const unsigned char iv[16] = {0xf0, 0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0
  * and channels lie on a page or two of their own, so every phase of a
  * run (build, scatter, the worker's run, gather, the check at the end)
  * meets each of them with a page walk as well as a cache miss.  On
- * 2 MiB pages the arena is 45 TLB entries.  kpn cannot ask for that (it
+ * 2 MiB pages the arena is 46 TLB entries.  kpn cannot ask for that (it
  * maps nothing); a program on Linux with a net this large can, before
  * it first writes the arena.  The buffers both sides encrypt stay on
  * ordinary pages.  The kernel may decline (transparent huge pages off):

@@ -12,8 +12,11 @@
  * directories, as the benchmark drivers and h264 name themselves. */
 static const char *args_prog(char **argv)
 {
-    const char *slash = strrchr(argv[0], '/');
+    const char *slash;
 
+    if (argv[0] == NULL) /* argc 0 */
+        return "example";
+    slash = strrchr(argv[0], '/');
     return slash != NULL ? slash + 1 : argv[0];
 }
 

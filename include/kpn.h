@@ -491,8 +491,9 @@ kpn_status kpn_run(kpn_net *net);
  * KPN_EINVAL: NULL; fewer than 64 bytes in the 16-aligned part; a
  *             region that wraps past the end of the address space,
  *             overlaps the 16-aligned part of the arena that the net
- *             uses (arena_size bytes from the net's start, in kpn_stats,
- *             and the reserve carved above them), or whose 16-aligned
+ *             uses (arena_size bytes from the net's start, as kpn_stats
+ *             gives it, the reserve held at its top included), or whose
+ *             16-aligned
  *             part overlaps that of a region given before.
  * KPN_ESTATE: the net is running, or faulted (a stack overflow). */
 kpn_status kpn_reserve_add(kpn_net *net, void *mem, size_t size);
@@ -573,7 +574,7 @@ typedef struct kpn_stats {
     uint64_t switches;          /* dispatches of a process */
     uint64_t messages;          /* messages a process copied into a
                                    channel (not those offered to an
-                                   input: its ring counts them) */
+                                   input) */
     uint64_t discarded;         /* messages no process will ever receive:
                                    sent by a process after the reader
                                    exited, or queued when it exited (an

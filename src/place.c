@@ -155,7 +155,7 @@ kpn_status kpn_place(kpn_net *net, unsigned runners, unsigned *home, size_t n)
     }
 #else
     if (runners > 1)
-        return KPN_EINVAL; /* no runners without threads */
+        return KPN_EINVAL; /* no runners without threads; no channel counts in the compact layout */
 #endif
     for (i = 0; i < net->nprocs; ++i)
         home[i] = 0;

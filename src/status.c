@@ -14,7 +14,7 @@ static const char *const messages[KPN_STATUS_COUNT] = {
     "a process overflowed its stack",                            /* KPN_ESTACK */
     ("deadlock: a writer waits on a full channel with the resolver off, "
      "or (strict) processes wait to read from each other"),      /* KPN_EDEADLOCK */
-    "the system refused a runner thread, a semaphore or an idle object", /* KPN_ETHREAD */
+    "the system refused a thread, semaphore or idle object",      /* KPN_ETHREAD */
     "the input channel is full: nothing was written",            /* KPN_EFULL */
 };
 

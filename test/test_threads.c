@@ -837,7 +837,7 @@ void test_env_one_bad_value_applies_none(void)
 
 void test_env_null_config(void)
 {
-    const char *bad = "not written";
+    const char *bad = "stale";
 
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_config_from_env(NULL));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_config_from_env_check(NULL, NULL));
@@ -845,7 +845,7 @@ void test_env_null_config(void)
     TEST_ASSERT_NULL(bad); /* no variable to blame */
     TEST_ASSERT_EQUAL_INT(0, setenv("KPN_RUNNERS", "2", 1));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_config_from_env(NULL));
-    bad = "not written";
+    bad = "stale";
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_config_from_env_check(NULL, &bad));
     TEST_ASSERT_NULL(bad);
 }

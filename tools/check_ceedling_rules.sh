@@ -36,7 +36,7 @@ prog=check_ceedling_rules.sh
 cc=${CC:-cc}
 out=build/ceedling-rules
 # project.yml: :paths:include (examples/** is every folder under
-# examples/), and the flags and define of :flags:test and :defines:test.
+# examples/), and the flags and defines of :flags:test and :defines:test.
 # Keep in step with it.
 ceedling_include="-Iinclude -Isrc -Iport $(find examples -type d 2>/dev/null | sort | sed 's/^/-I/' | tr '\n' ' ') -Ibench"
 ceedling_flags="-std=c99 -Wall -Wextra -DTEST -DKPN_TEST_PORT_POSIX"

@@ -73,29 +73,30 @@ EOF
 
 # Values that are each in range but not together, malformed ones that
 # strtol lets pass, and inputs a program cannot take, which must be
-# refused like any bad value: program, what stderr must say (the option,
-# or what is wrong with the input), the arguments.
+# refused like any bad value: program, the exit status (2 for a value,
+# 1 for an input that cannot be read or written), what stderr must say
+# (the option, or what is wrong with the input), the arguments.
 sed '1s/C420jpeg/C420p10/' "$tmp/in.y4m" > "$tmp/p10.y4m"   # 2-byte samples
-while read -r prog says args; do
+while read -r prog status says args; do
     bin=$build/$prog
     [ -x "$bin" ] || continue
     args=$(printf '%s' "$args" | sed "s|@TMP@|$tmp|g")
     rc=0; $limit "$bin" $args > "$tmp/out" 2> "$tmp/err" || rc=$?
-    [ $rc -ge 1 ] && [ $rc -le 127 ] || bad "$prog $args exits $rc, not 1..127"
+    [ $rc -eq "$status" ] || bad "$prog $args exits $rc, not $status"
     grep -qF -- "$says" "$tmp/err" || bad "$prog $args does not say $says on stderr"
     ! grep -q '=' "$tmp/out" || bad "$prog $args prints a result: $(tail -n 1 "$tmp/out")"
 done <<EOF
-examples/sieve --limit --limit=+100
-examples/sieve --limit --limit=100 --limit=x
-examples/sieve --filters --limit=1000 --filters=10
-examples/hamming --reserve --reserve=1
-examples/aes --k --b=30 --k=4
-bench/random --seed --seed=99999999999999999999
-bench/random --layers --nodes=10 --layers=9
-bench/ring --tokens --procs=2 --tokens=3
-bench/pingpong --lines --lines=1
-examples/h264 C420p10 --input=@TMP@/p10.y4m --runs=1
-examples/h264 --output --input=@TMP@/in.y4m --runs=1 --output=@TMP@/no/such/dir/out.264
+examples/sieve 2 --limit --limit=+100
+examples/sieve 2 --limit --limit=100 --limit=x
+examples/sieve 2 --filters --limit=1000 --filters=10
+examples/hamming 2 --reserve --reserve=1
+examples/aes 2 --k --b=30 --k=4
+bench/random 2 --seed --seed=99999999999999999999
+bench/random 2 --layers --nodes=10 --layers=9
+bench/ring 2 --tokens --procs=2 --tokens=3
+bench/pingpong 2 --lines --lines=1
+examples/h264 1 C420p10 --input=@TMP@/p10.y4m --runs=1
+examples/h264 1 --output --input=@TMP@/in.y4m --runs=1 --output=@TMP@/no/such/dir/out.264
 EOF
 
 [ $fail -eq 0 ] || exit 1

@@ -349,8 +349,9 @@ END {
             print "    if (c == NULL)\n        return;" > out_c
             printf "    c->ret = cmock_to_return;\n    %s.ignore = 1;\n}\n\n", M > out_c
         }
-        # as CMock: a non-void function drops the return value its
-        # IgnoreAndReturn queued; a void one queued nothing
+        # as CMock: for a function with a result, drop the oldest call
+        # still queued (a value an IgnoreAndReturn queued and no call
+        # took); the Ignore of a void function queued nothing
         printf "void %s_CMockStopIgnore(void)\n{\n", n > out_c
         if (!isvoid) printf "    if (%s.ignore && %s.head < %s.tail)\n        %s.head++;\n", M, M, M, M > out_c
         printf "    %s.ignore = 0;\n}\n\n", M > out_c
