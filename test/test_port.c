@@ -93,6 +93,21 @@ static kpn_port_ctx *carve_ctx(void)
     return (kpn_port_ctx *)carve(kpn_port_ctx_size());
 }
 
+/* The host's context, one context for a test's function, and its stack
+ * of STACK_SIZE, which is returned. */
+static void *carve_pair(kpn_port_ctx **host, kpn_port_ctx **ctx)
+{
+    void *stack;
+
+    *host = carve_ctx();
+    *ctx = carve_ctx();
+    stack = carve_stack(STACK_SIZE);
+    TEST_ASSERT_NOT_NULL(*host);
+    TEST_ASSERT_NOT_NULL(*ctx);
+    TEST_ASSERT_NOT_NULL(stack);
+    return stack;
+}
+
 void setUp(void)
 {
     arena_used = 0;
@@ -145,12 +160,7 @@ void test_ping_pong_with_the_host(void)
     void *stack;
     long i;
 
-    pp_host = carve_ctx();
-    pp_peer = carve_ctx();
-    stack = carve_stack(STACK_SIZE);
-    TEST_ASSERT_NOT_NULL(pp_host);
-    TEST_ASSERT_NOT_NULL(pp_peer);
-    TEST_ASSERT_NOT_NULL(stack);
+    stack = carve_pair(&pp_host, &pp_peer);
     pp_arg_seen = NULL;
     pp_entries = 0;
 
@@ -292,12 +302,7 @@ void test_fn_starts_on_an_aligned_stack(void)
     void *stack;
 
     TEST_ASSERT_EQUAL_size_t(0, probe_misalignment());
-    align_host = carve_ctx();
-    align_ctx = carve_ctx();
-    stack = carve_stack(STACK_SIZE);
-    TEST_ASSERT_NOT_NULL(align_host);
-    TEST_ASSERT_NOT_NULL(align_ctx);
-    TEST_ASSERT_NOT_NULL(stack);
+    stack = carve_pair(&align_host, &align_ctx);
     align_ran = 0;
     align_seen_at_entry = 99;
     align_seen_deeper = 99;
@@ -416,12 +421,7 @@ void test_rounding_mode_is_kept_per_context(void)
     TEST_ASSERT_EQUAL_INT(0, fesetround(FE_TONEAREST));
     check_fp(FE_DOWNWARD, -1, &host);
 
-    fp_host = carve_ctx();
-    fp_ctx = carve_ctx();
-    stack = carve_stack(STACK_SIZE);
-    TEST_ASSERT_NOT_NULL(fp_host);
-    TEST_ASSERT_NOT_NULL(fp_ctx);
-    TEST_ASSERT_NOT_NULL(stack);
+    stack = carve_pair(&fp_host, &fp_ctx);
     kpn_port_init(fp_ctx, stack, STACK_SIZE, fp_main, NULL);
 
     /* The context rounds down; the host still rounds to nearest. */
@@ -479,14 +479,8 @@ void test_a_fresh_context_starts_with_its_ports_rounding_whatever_the_host_has(v
 #endif
 #if HAVE_DIRECTED_ROUNDING
     struct fp_sample host;
-    void *stack;
+    void *stack = carve_pair(&fp_host, &fp_ctx);
 
-    fp_host = carve_ctx();
-    fp_ctx = carve_ctx();
-    stack = carve_stack(STACK_SIZE);
-    TEST_ASSERT_NOT_NULL(fp_host);
-    TEST_ASSERT_NOT_NULL(fp_ctx);
-    TEST_ASSERT_NOT_NULL(stack);
     TEST_ASSERT_EQUAL_INT(0, fesetround(FE_UPWARD));
     kpn_port_init(fp_ctx, stack, STACK_SIZE, fp_fresh_main, NULL);
     TEST_ASSERT_EQUAL_INT(0, fesetround(FE_DOWNWARD));
@@ -593,12 +587,7 @@ void test_callee_saved_registers_survive_a_switch(void)
     expect_ctx = churn(regs_seed_ctx, NULL, NULL);
     TEST_ASSERT_FALSE(expect_host == expect_ctx);
 
-    regs_host = carve_ctx();
-    regs_ctx = carve_ctx();
-    stack = carve_stack(STACK_SIZE);
-    TEST_ASSERT_NOT_NULL(regs_host);
-    TEST_ASSERT_NOT_NULL(regs_ctx);
-    TEST_ASSERT_NOT_NULL(stack);
+    stack = carve_pair(&regs_host, &regs_ctx);
     regs_ctx_done = 0;
     regs_result_ctx = 0;
     kpn_port_init(regs_ctx, stack, STACK_SIZE, registers_main, NULL);
@@ -782,12 +771,7 @@ void test_every_callee_saved_register_survives_a_switch(void)
 
     /* the probe sees a register that is not given back */
     TEST_ASSERT_EQUAL_HEX32(1, (uint32_t)kt_callee_saved_check(kt_clobber_first, NULL, 77));
-    csaved_host = carve_ctx();
-    csaved_ctx = carve_ctx();
-    stack = carve_stack(STACK_SIZE);
-    TEST_ASSERT_NOT_NULL(csaved_host);
-    TEST_ASSERT_NOT_NULL(csaved_ctx);
-    TEST_ASSERT_NOT_NULL(stack);
+    stack = carve_pair(&csaved_host, &csaved_ctx);
     csaved_mask_ctx = 0;
     csaved_ctx_rounds = 0;
     kpn_port_init(csaved_ctx, stack, STACK_SIZE, csaved_main, NULL);
@@ -890,12 +874,7 @@ void test_init_restarts_an_abandoned_context(void)
     static int second = 2;
     void *stack;
 
-    again_host = carve_ctx();
-    again_ctx = carve_ctx();
-    stack = carve_stack(STACK_SIZE);
-    TEST_ASSERT_NOT_NULL(again_host);
-    TEST_ASSERT_NOT_NULL(again_ctx);
-    TEST_ASSERT_NOT_NULL(stack);
+    stack = carve_pair(&again_host, &again_ctx);
 
     kpn_port_init(again_ctx, stack, STACK_SIZE, again_main, &first);
     kpn_port_switch(again_host, again_ctx);
@@ -940,12 +919,7 @@ void test_returning_fn_is_called_again_on_the_same_stack(void)
     static int marker;
     unsigned char *stack;
 
-    returning_host = carve_ctx();
-    returning_ctx = carve_ctx();
-    stack = carve_stack(STACK_SIZE);
-    TEST_ASSERT_NOT_NULL(returning_host);
-    TEST_ASSERT_NOT_NULL(returning_ctx);
-    TEST_ASSERT_NOT_NULL(stack);
+    stack = carve_pair(&returning_host, &returning_ctx);
 
     returning_calls = 0;
     kpn_port_init(returning_ctx, stack, STACK_SIZE, returning_main, &marker);
