@@ -493,8 +493,7 @@ kpn_status kpn_run(kpn_net *net);
  *             overlaps the 16-aligned part of the arena that the net
  *             uses (arena_size bytes from the net's start, as kpn_stats
  *             gives it, the reserve held at its top included), or whose
- *             16-aligned
- *             part overlaps that of a region given before.
+ *             16-aligned part overlaps that of a region given before.
  * KPN_ESTATE: the net is running, or faulted (a stack overflow). */
 kpn_status kpn_reserve_add(kpn_net *net, void *mem, size_t size);
 
