@@ -61,8 +61,8 @@ static long args_get(int argc, char **argv, const char *name, long value, long l
             value = strtol(text, &end, 10);
             if (*end != '\0' || *digit < '0' || *digit > '9' || errno == ERANGE || value < lo ||
                 value > hi) {
-                fprintf(stderr, "%s: --%s wants an integer in %ld..%ld, not '%s'\n", args_prog(argv),
-                        name, lo, hi, text);
+                fprintf(stderr, "%s: --%s wants an integer in %ld..%ld, not '%s'\n",
+                        args_prog(argv), name, lo, hi, text);
                 exit(2);
             }
         }
