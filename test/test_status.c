@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Status strings: one distinct sentence per code, never NULL. */
+#include <string.h>
 #include "unity.h"
 #include "kpn.h"
 
@@ -34,6 +35,14 @@ void test_unknown_values_still_get_a_sentence(void)
     TEST_ASSERT_NOT_NULL(kpn_strerror((kpn_status)-1));
     TEST_ASSERT_NOT_NULL(kpn_strerror((kpn_status)1000));
     TEST_ASSERT_TRUE(same(kpn_strerror((kpn_status)1000), kpn_strerror((kpn_status)-1)));
+}
+
+/* What a firmware sees first when it sizes a stack too small: the
+ * sentence must point at the minimum, not at "some argument". */
+void test_the_invalid_argument_sentence_names_the_stack_minimum(void)
+{
+    TEST_ASSERT_NOT_NULL(strstr(kpn_strerror(KPN_EINVAL), "kpn_stack_min()"));
+    TEST_ASSERT_NOT_NULL(strstr(kpn_strerror(KPN_EINVAL), "stale"));
 }
 
 void test_ok_is_zero(void)
