@@ -212,7 +212,8 @@ typedef struct kpn_config {
      * process runs on its part: nothing is stolen, and a process moves to
      * its part's runner when one from there wakes it to read, or when
      * that runner next runs out of work.  The placement is learnt again
-     * each time the run's messages double.  A net of processes that
+     * once a runner has sent, in this run, twice the messages the runner
+     * that learnt the last one had sent then.  A net of processes that
      * block at nearly every message (channels of capacity 1, cycles)
      * otherwise keeps the runners trading processes and their cache
      * lines (docs/runners.md, "Learning a placement").  The first
@@ -320,7 +321,9 @@ size_t kpn_size_net(const kpn_config *cfg);
  * that does not fit in a size_t.  With cfg.guard_pages add two pages. */
 size_t kpn_size_proc(size_t stack_size, size_t name_len);
 /* Upper bound on the bytes kpn_connect carves for one channel; 0 for a
- * 'msg_size' of 0, or if that does not fit in a size_t. */
+ * 'msg_size' or 'capacity' of 0, or if that does not fit in a size_t.
+ * For a channel connected with capacity 0, pass the capacity it gets:
+ * cfg.default_capacity. */
 size_t kpn_size_chan(size_t msg_size, size_t capacity);
 
 /* ------------------------------------------------------------------ */

@@ -3,8 +3,9 @@
 #include "kpn_int.h"
 
 /* A channel of a live net, not a stale handle (kpn_int.h, "Stale
- * handles"): its tag and its net's serial.  The net's first line is in
- * every runner's cache, so a send pays a compare for it. */
+ * handles"): its tag, its seal, its net's serial and the carved arena.
+ * The thorough check, for the calls off the hot path; a send and a
+ * receive make kpni_chan_ok's (kpn_int.h). */
 KPNI_TAG_READ int kpni_chan_valid(const kpn_chan *c)
 {
 #if KPN_COMPACT
@@ -798,7 +799,7 @@ static KPNI_INLINE int looks_full(kpn_chan *c, size_t sent)
 }
 
 /* A send whose reader waits on 'c' with the ring empty, where one thread
- * runs the net (put_waiting makes sure) and 'c' does not cross: put the
+ * runs the net (put_fast makes sure) and 'c' does not cross: put the
  * message straight where the reader's receive wants it (its mailbox),
  * publish it, and wake the reader, which returns without taking anything out
  * of the ring (recv_whole, handed).  The message counts as in the channel

@@ -453,7 +453,7 @@ typedef struct kpni_runner {
      * window on one part, which only a block that looks can close */
     int slow_reads;
     unsigned index;
-    int sleeping;              /* KPNI_AWAKE, or idle: see sched.c */
+    int sleeping;              /* KPNI_AWAKE, or idle: see runners.c */
     uint32_t rng;              /* victim choice; per runner, no shared state */
 #if !KPN_COMPACT
     /* Looking ahead (kpni_sched_look_ahead): on in a net of
@@ -588,8 +588,10 @@ struct kpn_net {
     /* Written only as the net is built, and as a ring is carved for a
      * channel that grows (kpni_arena_carve). */
     kpni_arena arena;
-    /* Why the run must stop now (KPN_OK: it need not).  Set inside a
-     * process; every process that parks then returns to the host. */
+    /* Why the run must stop now (KPN_OK: it need not).  Set by a process,
+     * by a runner's host loop (a resolver's verdict at rest) or by kpn_run
+     * (a guard band found damaged at the end); every process that parks
+     * then returns to the host. */
     kpn_status halt;
     /* Raised by kpn_offer/kpn_input_close (input.c), looked at in every
      * switch. */
@@ -632,6 +634,13 @@ struct kpn_net {
     } tried[KPNI_TRIAL_WINDOWS];
     unsigned ntried;
     unsigned learnt_before;        /* 'learnt' as work stealing's second window began */
+#if !KPN_COMPACT
+    /* A partition's weights per part (place.c), here and not in its
+     * frame: a placement learnt at a block is made on that process's
+     * stack.  Used under every runner's lock, or by kpn_place between
+     * runs. */
+    uint64_t place_load[KPN_MAX_RUNNERS], place_conn[KPN_MAX_RUNNERS];
+#endif
     /* One part kept: how long it runs before two are tried again,
      * doubled for each time one has won again in this run ('agains';
      * runners.c, "Trying a placement") */
@@ -756,8 +765,12 @@ struct kpn_proc {
 #endif
     void (*fn)(void *);        /* NULL once it has started (proc.c, proc_entry) */
     void *arg;
+    /* The copy, or the caller's (KPN_NAME_COPY 0).  Below 'stack_size':
+     * an overflow from the block above reaches it only through that
+     * field, which kpni_proc_live checks, so a report that follows the
+     * caller's pointer follows one that passed the check. */
+    const char *name;
     size_t stack_size;         /* the stack is [stack_lo, stack_lo + stack_size) */
-    const char *name;          /* the copy, or the caller's (KPN_NAME_COPY) */
     /* Scratch for the scan at rest and for placements (never more than
      * the net's processes): 32 bits, so that it and the fields below
      * share one word. */
@@ -851,7 +864,7 @@ struct kpn_chan {
      * under work stealing while the ends are on different runners
      * (runners.c, "Moves"). */
     unsigned char cross;
-    unsigned char input;       /* written by kpn_offer from outside the net */
+    unsigned char input;       /* set by kpn_connect_input; kpn_offer checks it */
     unsigned char ring_pooled; /* 'ring' came from the reserve pool */
     unsigned char rd_off;      /* where the reader's words start (above) */
     unsigned char always_cross; /* 'cross' for the whole run, wherever its ends are */
@@ -881,7 +894,7 @@ struct kpn_chan {
     uint32_t magic;
     unsigned char closed;
     unsigned char ring_pooled; /* 'ring' came from the reserve pool */
-    unsigned char input;       /* written by kpn_offer from outside the net */
+    unsigned char input;       /* set by kpn_connect_input; kpn_offer checks it */
     unsigned char cross;       /* as above; never set without threads */
     kpn_proc *writer, *reader; /* an input's writer is net->outside */
     unsigned char *ring;

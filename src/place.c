@@ -20,9 +20,10 @@
  * refinement in the manner of Fiduccia-Mattheyses, without the moves
  * that make the cut worse for a while).  Each pass costs O(channels).
  *
- * No memory is needed at all: a process's part is kept in its 'seen'
- * field while the partition is built ('seen' is the at-rest scan's
- * stamp, always 0 outside it, and left 0 here).  The counts are loaded
+ * It needs a word a process and two a part: a process's part is kept in
+ * its 'seen' field while the partition is built ('seen' is the at-rest
+ * scan's stamp, always 0 outside it, and left 0 here), and the parts'
+ * weights in the net.  The counts are loaded
  * as the shared words they are: a placement is also learnt while the
  * net runs (kpni_place_live), from counts the runners are still moving.
  */
@@ -63,7 +64,7 @@ static void connections(const kpn_proc *p, unsigned runners, uint64_t *conn)
  * 'seen' back to 0. */
 static void partition(kpn_net *net, unsigned runners)
 {
-    uint64_t load[KPN_MAX_RUNNERS], conn[KPN_MAX_RUNNERS];
+    uint64_t *load = net->place_load, *conn = net->place_conn;
     uint64_t total = 0, heaviest = 0, limit, before = 0, w;
     kpn_proc *p;
     unsigned q, best;

@@ -109,8 +109,9 @@ size_t kpn_size_proc(size_t stack_size, size_t name_len)
     return block_size(stack_size, name_len, (STAGGER_CYCLE - 1) * STAGGER_STEP, BLOCK_ALIGN);
 }
 
-/* Off the hot paths (they use KPNI_CTX): the context kpn_spawn put
- * right below the struct. */
+/* The context kpn_spawn put right below the struct, for the tests that
+ * check what the scheduler hands the port (test_sched_port); the
+ * library's own code uses KPNI_CTX. */
 kpn_port_ctx *kpni_proc_ctx(const kpn_proc *p)
 {
     return (kpn_port_ctx *)(void *)((uintptr_t)p - KPNI_CTX_ROOM());

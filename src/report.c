@@ -43,14 +43,18 @@ static void put_uint(out *o, uint64_t v)
     put(o, digits);
 }
 
-/* A name as spawn copied it, read no further than the carved arena: after
- * an overflow its terminator may be gone. */
+/* A copied name lies in the carved arena, and a copy that an overflow
+ * left without its terminator is read no further than the carve.  A name
+ * kept where the caller has it (KPN_NAME_COPY 0) may lie anywhere, above
+ * the arena too: its record has passed kpni_proc_sane, whose checks an
+ * overflow crosses before it reaches the pointer (kpn_proc, 'name'). */
 static void put_name(out *o, const kpn_net *net, const kpn_proc *p)
 {
     const char *s = p->name;
+    const unsigned char *end = KPN_NAME_COPY ? net->arena.next : NULL;
 
     put(o, "\"");
-    for (; (const unsigned char *)s < net->arena.next && *s != '\0'; ++s, ++o->n)
+    for (; (end == NULL || (const unsigned char *)s < end) && *s != '\0'; ++s, ++o->n)
         if (o->n + 1 < o->len)
             o->buf[o->n] = *s;
     put(o, "\"");

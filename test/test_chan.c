@@ -169,6 +169,7 @@ void test_size_chan_is_enough_for_one_channel(void)
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &a, "a", idle, NULL, STACK));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &c, a, a, 24, 10));
     TEST_ASSERT_EQUAL_size_t(0, kpn_size_chan(0, 1));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_size_chan(24, 0)); /* not a size: kpn.h */
     TEST_ASSERT_EQUAL_size_t(0, kpn_size_chan((size_t)-1 / 2, 4));
 }
 

@@ -236,6 +236,27 @@ void test_true_deadlock_is_reported(void)
                      kt_contains(text, "true deadlock: \"beta\" -> \"alpha\""));
 }
 
+/* Off Unix the net keeps the caller's name strings (KPN_NAME_COPY 0),
+ * wherever they lie: these are on the main stack, above the arena, where
+ * the report must still find them. */
+void test_names_kept_outside_the_arena_are_reported(void)
+{
+    struct pair p;
+    char first[] = "gamma", second[] = "delta";
+    kpn_proc *a, *b;
+    static char text[1024];
+
+    TEST_ASSERT_TRUE((uintptr_t)first > (uintptr_t)(arena + sizeof arena));
+    a = spawn(first, pair_a, &p, STACK);
+    b = spawn(second, pair_b, &p, STACK);
+    p.ab = connect(a, b, 1);
+    p.ba = connect(b, a, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    kpn_report(net, text, sizeof text);
+    TEST_ASSERT_TRUE(kt_contains(text, "true deadlock: \"gamma\" -> \"delta\"") ||
+                     kt_contains(text, "true deadlock: \"delta\" -> \"gamma\""));
+}
+
 /* ------------------------------------------------------------------ */
 /* A stack overflow, caught at the next switch. */
 
