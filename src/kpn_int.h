@@ -68,6 +68,10 @@
 #define KPN_CACHE_STAGGER KPNI_UNIX
 #endif
 
+/* The cache line the hosted layouts, the prefetches and the stagger are
+ * laid out for: x86-64's and most ARM cores'. */
+#define KPNI_LINE 64u
+
 /* 1: kpn_spawn copies the name into the arena.  0: it keeps the
  * caller's pointer (the string must outlive the net), saving the copy's
  * bytes.  Default: 1 on Unix. */
@@ -547,13 +551,13 @@ typedef struct kpni_runner {
     /* Processes other runners woke with no lock, a stack that only this
      * runner's thread empties into its queue (runners.c, "Wakes from
      * other runners"), on a line of its own: other runners write it. */
-    unsigned char pad_in[64];
+    unsigned char pad_in[KPNI_LINE];
     kpn_proc *inbox;
 #endif
 #if KPNI_UNIX
     /* a line's distance between one runner's fields and the next one's:
      * each runner writes its own all the time */
-    unsigned char pad[64];
+    unsigned char pad[KPNI_LINE];
 #endif
 } kpni_runner;
 
@@ -843,7 +847,6 @@ struct kpn_proc {
  * threads) packs everything into 48 bytes on a 32-bit target instead. */
 #if !KPN_COMPACT
 #define KPNI_CHAN_LINES 1
-#define KPNI_LINE 64u
 #else
 #define KPNI_CHAN_LINES 0
 #endif
@@ -1531,7 +1534,7 @@ static KPNI_INLINE void kpni_sched_look_ahead(kpni_runner *r, kpn_proc *p)
     if (back != NULL)
         KPNI_STORE(&back->beyond, p);
     KPNI_PREFETCH_W(far - r->ctx_off - 128);
-    KPNI_PREFETCH_W(far - r->ctx_off - 64);
+    KPNI_PREFETCH_W(far - r->ctx_off - KPNI_LINE);
     KPNI_PREFETCH_W(far);
     /* the same line where the context is small (amd64); the next where
      * a larger one (ucontext) puts the record's start late in a line */
@@ -1539,7 +1542,7 @@ static KPNI_INLINE void kpni_sched_look_ahead(kpni_runner *r, kpn_proc *p)
     KPNI_PREFETCH_W(far + offsetof(kpn_proc, outs));
     if (half != NULL && (half = KPNI_LOAD(&half->beyond)) != NULL) {
         KPNI_PREFETCH_W(half->outs);
-        KPNI_PREFETCH_W((uintptr_t)half->outs + 64);
+        KPNI_PREFETCH_W((uintptr_t)half->outs + KPNI_LINE);
         KPNI_PREFETCH(half->stack_lo - 2 * sizeof(uintptr_t));
     }
 }
@@ -1567,7 +1570,7 @@ static KPNI_INLINE void kpni_sched_look_ahead(kpni_runner *r, kpn_proc *p)
  * kpni_sched_ready_by reads it; kpni_sched_ready also finds 'by'. */
 static KPNI_INLINE void kpni_sched_ready_as(kpni_runner *waker, kpn_proc *p, kpn_proc *by, int mt)
 {
-    KPNI_PREFETCH(KPNI_PARKED_AT(p) - 64);
+    KPNI_PREFETCH(KPNI_PARKED_AT(p) - KPNI_LINE);
     KPNI_PREFETCH(KPNI_PARKED_AT(p));
     kpni_wake_rule_as(waker, p, by, mt);
     if (mt) { /* it reads what p waited for first */
@@ -1612,7 +1615,7 @@ static inline void kpni_proc_band_ahead(const kpn_proc *p)
 {
     size_t i;
 
-    for (i = 0; !KPN_COMPACT && i < KPN_STACK_GUARD; i += 64)
+    for (i = 0; !KPN_COMPACT && i < KPN_STACK_GUARD; i += KPNI_LINE)
         KPNI_PREFETCH(p->stack_lo - KPN_STACK_GUARD + i);
 }
 

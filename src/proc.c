@@ -20,14 +20,14 @@
  * another do not all hit the same cache sets with their saved
  * registers; a net of one runner gets the same from an odd stride
  * (odd_stride_pad). */
-#define STAGGER_STEP 64u
+#define STAGGER_STEP KPNI_LINE
 #define STAGGER_CYCLE 8u
 /* Stack tops are aligned to a cache line, so 'ctx' with the struct's hot
  * fields fill one line and the top of the stack (the start-up frame, then
  * the process function's frame) the line below;
  * the carve has this much slack to find the alignment in. */
-#define TOP_ALIGN 64u
-#define BLOCK_ALIGN 64u
+#define TOP_ALIGN KPNI_LINE
+#define BLOCK_ALIGN KPNI_LINE
 #else
 /* No data cache to lay out for (KPN_CACHE_STAGGER 0): no stagger, and a
  * stack top needs only the carve's own alignment. */
@@ -166,9 +166,9 @@ static void spawn_ahead(const kpn_net *net, const kpn_proc *p, size_t stack)
     next = (uintptr_t)p + ((uintptr_t)p - (uintptr_t)net->procs_tail);
     band = next - KPNI_CTX_ROOM() - stack - GUARD_OUTSIDE;
     for (i = 0; i < 4; ++i) {
-        KPNI_PREFETCH_W((uintptr_t)net->arena.next + 64u * i);
-        KPNI_PREFETCH_W(next - 64u + 64u * i);
-        KPNI_PREFETCH_W(band + 64u * i);
+        KPNI_PREFETCH_W((uintptr_t)net->arena.next + KPNI_LINE * i);
+        KPNI_PREFETCH_W(next - KPNI_LINE + KPNI_LINE * i);
+        KPNI_PREFETCH_W(band + KPNI_LINE * i);
     }
     KPNI_PREFETCH_W(next + 192u);
 #else

@@ -64,10 +64,10 @@ static KPNI_INLINE void first_run_ahead(uintptr_t top, const kpn_proc *p, const 
     /* the lines of a channel a run uses: shared, writer's (the reader's
      * words too, where its ends share a runner), and the lists' links */
     KPNI_PREFETCH_W(p->ins);
-    KPNI_PREFETCH_W((uintptr_t)p->ins + 64);
+    KPNI_PREFETCH_W((uintptr_t)p->ins + KPNI_LINE);
     KPNI_PREFETCH_W((uintptr_t)p->ins + offsetof(kpn_chan, next));
     KPNI_PREFETCH_W(p->outs);
-    KPNI_PREFETCH_W((uintptr_t)p->outs + 64);
+    KPNI_PREFETCH_W((uintptr_t)p->outs + KPNI_LINE);
     KPNI_PREFETCH_W((uintptr_t)p->outs + offsetof(kpn_chan, next));
     KPNI_PREFETCH_W(p->arg);
 #endif
@@ -90,7 +90,7 @@ static KPNI_INLINE void dispatch(kpni_runner *r, kpn_proc *p)
         uintptr_t top = (uintptr_t)after - r->ctx_off;
 
         KPNI_PREFETCH_W((uintptr_t)after);
-        KPNI_PREFETCH_W(top - 64);
+        KPNI_PREFETCH_W(top - KPNI_LINE);
         if (KPNI_UNLIKELY(p->switches == 0))
             first_run_ahead(top, p, after);
     }
@@ -818,7 +818,7 @@ static int ahead_proc(const kpn_net *net, const kpn_proc *p)
     if (next->state != KPN_PROC_EXITED) /* see find_fault */
         kpni_proc_band_ahead(next);
     KPNI_PREFETCH(next->next);
-    KPNI_PREFETCH((uintptr_t)next->next + 64);
+    KPNI_PREFETCH((uintptr_t)next->next + KPNI_LINE);
     return 1;
 }
 
@@ -884,7 +884,7 @@ static void scan_ahead(const void *x, uintptr_t step, size_t bytes)
     uintptr_t from = ((uintptr_t)x + step) & ~(uintptr_t)63;
     size_t i;
 
-    for (i = 0; i < bytes + 63; i += 64)
+    for (i = 0; i < bytes + KPNI_LINE - 1; i += KPNI_LINE)
         KPNI_PREFETCH(from + i);
 }
 
