@@ -103,6 +103,9 @@ void test_connect_rejects_bad_arguments(void)
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect(net, &c, a, NULL, 4, 1));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect(net, &c, a, b, 0, 1));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect(net, &c, a, b, (size_t)-1 / 2, 4));
+    /* a product that wraps to 4 bytes: only the multiplication's own
+     * check sees it */
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect(net, &c, a, b, (size_t)-1 / 4 + 2, 4));
     TEST_ASSERT_NULL(c);
 }
 
@@ -171,6 +174,7 @@ void test_size_chan_is_enough_for_one_channel(void)
     TEST_ASSERT_EQUAL_size_t(0, kpn_size_chan(0, 1));
     TEST_ASSERT_EQUAL_size_t(0, kpn_size_chan(24, 0)); /* not a size: kpn.h */
     TEST_ASSERT_EQUAL_size_t(0, kpn_size_chan((size_t)-1 / 2, 4));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_size_chan((size_t)-1 / 4 + 2, 4)); /* wraps to 4 */
 }
 
 /* ------------------------------------------------------------ FIFO */

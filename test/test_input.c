@@ -592,6 +592,7 @@ void test_input_errors(void)
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(net, &in, NULL, sizeof v, 1));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(net, &in, p, 0, 1));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(net, &in, p, (size_t)-1 / 2, 4));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(net, &in, p, (size_t)-1 / 4 + 2, 4));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&other, other_arena, sizeof other_arena, NULL));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(other, &foreign, "x", sink_proc, NULL, STACK));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect_input(net, &in, foreign, sizeof v, 1));
@@ -749,15 +750,21 @@ void test_offer_and_close_refused_on_an_ordinary_channel_change_nothing(void)
 void test_an_offer_to_an_exited_reader_is_dropped(void)
 {
     kpn_chan *in;
+    kpn_stats before, after;
     uint32_t v = 7;
     int i;
 
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &in, spawn(returns_at_once, NULL),
                                                     sizeof v, 1));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net)); /* the reader never reads */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
     for (i = 0; i < 3; ++i) /* more than the capacity of 1 */
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_offer(in, &v));
     TEST_ASSERT_EQUAL_size_t(0, kpn_chan_fill(in));
+    /* kpn.h: 'discarded' and 'messages' leave offers out */
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
+    TEST_ASSERT_EQUAL_UINT64(before.discarded, after.discarded);
+    TEST_ASSERT_EQUAL_UINT64(before.messages, after.messages);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_input_close(in));
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_offer(in, &v));
     TEST_ASSERT_EQUAL_INT(KPN_ESTATE, kpn_input_close(in));

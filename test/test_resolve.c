@@ -692,13 +692,21 @@ void test_config_rejects_flags_other_than_0_and_1(void)
     kpn_config_default(&cfg);
     TEST_ASSERT_EQUAL_INT(1, cfg.resolve);
     TEST_ASSERT_EQUAL_INT(0, cfg.strict);
+    /* each flag out of range on both sides */
     cfg.resolve = 2;
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    cfg.resolve = -1;
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
     cfg.resolve = 1;
     cfg.strict = -1;
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    cfg.strict = 2;
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
     cfg.strict = 0;
     cfg.stack_fill = 2;
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
+    TEST_ASSERT_EQUAL_size_t(0, kpn_size_net(&cfg));
+    cfg.stack_fill = -1;
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, sizeof arena, &cfg));
     TEST_ASSERT_EQUAL_size_t(0, kpn_size_net(&cfg));
     cfg.stack_fill = 0;

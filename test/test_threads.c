@@ -587,11 +587,12 @@ static void expect_refused(const char *name, const char *value)
 static void expect_accepted(const char *name, const char *value, kpn_config *cfg)
 {
     kpn_config checked;
-    const char *bad = NULL;
+    const char *bad = "not written";
 
     known_config(&checked);
     TEST_ASSERT_EQUAL_INT(0, setenv(name, value, 1));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_config_from_env_check(&checked, &bad));
+    TEST_ASSERT_NULL(bad); /* kpn.h: NULL on success */
     known_config(cfg);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_config_from_env(cfg));
     TEST_ASSERT_EQUAL_MEMORY(&checked, cfg, sizeof *cfg);
@@ -636,6 +637,7 @@ void test_env_unset_variables_leave_config_alone(void)
     known_config(&cfg);
     memcpy(&before, &cfg, sizeof cfg);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_config_from_env_check(&cfg, &bad));
+    TEST_ASSERT_NULL(bad);
     TEST_ASSERT_EQUAL_MEMORY(&before, &cfg, sizeof cfg);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_config_from_env(&cfg));
     TEST_ASSERT_EQUAL_MEMORY(&before, &cfg, sizeof cfg);

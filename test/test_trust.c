@@ -707,6 +707,8 @@ void test_guard_pages_need_a_page_aligned_arena_and_come_back_on_release(void)
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena + 16, SPACE - 16, &cfg));
     cfg.guard_pages = 2;
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, SPACE, &cfg));
+    cfg.guard_pages = -1;
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, SPACE, &cfg));
     cfg.guard_pages = 1;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, SPACE, &cfg));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "p", idle, NULL, 8192));
