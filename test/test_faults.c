@@ -173,7 +173,7 @@ static void sweep_arena(const kpn_config *cfg, kpn_status (*build)(kpn_net *),
                         void (*reset)(void), void (*check)(void))
 {
     size_t size, ok_from = 0;
-    int failures = 0, successes = 0;
+    int init_failures = 0, build_failures = 0, successes = 0;
 
     for (size = 0; size <= ARENA_MAX && successes < 3; size += 16) {
         kpn_net *net = NULL;
@@ -181,9 +181,11 @@ static void sweep_arena(const kpn_config *cfg, kpn_status (*build)(kpn_net *),
 
         prepare(size);
         s = kpn_net_init(&net, arena, size, cfg);
+        init_failures += s == KPN_ENOMEM;
         if (s == KPN_OK) {
             reset();
             s = build(net);
+            build_failures += s == KPN_ENOMEM;
             if (s == KPN_OK) {
                 TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
                 check();
@@ -193,12 +195,14 @@ static void sweep_arena(const kpn_config *cfg, kpn_status (*build)(kpn_net *),
             }
         }
         TEST_ASSERT_TRUE(s == KPN_OK || s == KPN_ENOMEM);
-        failures += s == KPN_ENOMEM;
         TEST_ASSERT_TRUE(guards_intact(size));
     }
-    /* the sweep went from failing to working, through every carve */
+    /* The sweep went from failing to working: through the net's own
+     * carve, then through the build's.  Every carve takes at least the
+     * step, so each is the first to fail at some size in between. */
     TEST_ASSERT_GREATER_THAN(0, (long)ok_from);
-    TEST_ASSERT_GREATER_THAN(10, failures);
+    TEST_ASSERT_GREATER_THAN(0, init_failures);
+    TEST_ASSERT_GREATER_THAN(0, build_failures);
 }
 
 static void reset_21(void) { n21 = 0; }

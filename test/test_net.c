@@ -152,13 +152,18 @@ void test_the_reserve_is_held_back_from_the_arena(void)
     TEST_ASSERT_EQUAL_size_t(without.arena_size, with.arena_size);
     TEST_ASSERT_LESS_OR_EQUAL(sizeof arena, with.arena_size);
     TEST_ASSERT_GREATER_THAN(sizeof arena - 32, with.arena_size);
+    /* the reserve's bytes come out of what processes and channels get */
+    TEST_ASSERT_EQUAL_size_t(0, without.reserve_size);
+    TEST_ASSERT_EQUAL_size_t(4096, with.reserve_size);
+    TEST_ASSERT_EQUAL_size_t(without.arena_free - 4096, with.arena_free);
 }
 
 void test_a_handle_that_is_not_a_net_is_refused(void)
 {
     static unsigned char junk[4096];
+    static char mark; /* a refusal must leave 'p' as it was: not NULL */
     kpn_net *fake = (kpn_net *)(void *)junk;
-    kpn_proc *p = NULL;
+    kpn_proc *p = (kpn_proc *)(void *)&mark;
     kpn_stats st;
 
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_spawn(fake, &p, "p", idle, NULL, KPN_STACK_MIN));
@@ -169,7 +174,7 @@ void test_a_handle_that_is_not_a_net_is_refused(void)
     TEST_ASSERT_NULL(kpn_net_fault(NULL));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_release(fake));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_release(NULL));
-    TEST_ASSERT_NULL(p);
+    TEST_ASSERT_EQUAL_PTR(&mark, p);
 }
 
 /* kpn_net_release: refused while the net runs, which goes on untouched;

@@ -36,7 +36,7 @@ static void idle(void *arg) { (void)arg; }
 
 void test_spawn_rejects_bad_arguments(void)
 {
-    kpn_proc *p = NULL;
+    kpn_proc *p = kt_unwritten();
     kpn_stats st;
 
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_spawn(NULL, &p, "p", idle, NULL, STACK));
@@ -44,7 +44,7 @@ void test_spawn_rejects_bad_arguments(void)
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_spawn(net, &p, "p", NULL, NULL, STACK));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_spawn(net, &p, "p", idle, NULL, KPN_STACK_MIN - 1));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_spawn(net, &p, "p", idle, NULL, 0));
-    TEST_ASSERT_NULL(p);
+    TEST_ASSERT_EQUAL_PTR(kt_unwritten(), p);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
     TEST_ASSERT_EQUAL_size_t(0, st.procs);
     /* the minimum itself is accepted and runs */
@@ -59,13 +59,13 @@ void test_spawn_enomem_leaves_the_net_unchanged_and_usable(void)
 
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &p, "first", idle, NULL, STACK));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
-    p = NULL;
+    p = kt_unwritten();
     TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_spawn(net, &p, "big", idle, NULL, sizeof arena));
     TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_spawn(net, &p, "huge", idle, NULL, (size_t)-1));
     /* one whose end lies past the end of the address space: where the
      * record would land is worked out before the size is refused */
     TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_spawn(net, &p, "past", idle, NULL, (size_t)-1 - 4096));
-    TEST_ASSERT_NULL(p);
+    TEST_ASSERT_EQUAL_PTR(kt_unwritten(), p);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
     TEST_ASSERT_EQUAL_size_t(before.procs, after.procs);
     TEST_ASSERT_EQUAL_size_t(before.arena_used, after.arena_used);

@@ -313,22 +313,29 @@ static kpn_status init_refusing_the_third_sem(kpn_net **out)
     return kpn_net_init(out, arena, sizeof arena, &cfg);
 }
 
+/* An out-parameter a refused call must leave as it was: not NULL, which
+ * would pass a refusal that writes NULL. */
+static char unwritten;
+#define UNWRITTEN ((void *)&unwritten)
+
 void test_a_semaphore_that_fails_gives_ETHREAD_and_destroys_those_made_newest_first(void)
 {
+    net = UNWRITTEN;
     TEST_ASSERT_EQUAL_INT(KPN_ETHREAD, init_refusing_the_third_sem(&net));
 
     TEST_ASSERT_EQUAL_INT(3, sem_seen.inits);
     TEST_ASSERT_EQUAL_INT(2, sem_seen.destroys);
     TEST_ASSERT_EQUAL_PTR(sem_seen.made[1], sem_seen.destroyed[0]);
     TEST_ASSERT_EQUAL_PTR(sem_seen.made[0], sem_seen.destroyed[1]);
-    TEST_ASSERT_NULL(net);
+    TEST_ASSERT_EQUAL_PTR(UNWRITTEN, net);
+    net = NULL;
 }
 
 /* The runners' records of the refused init lie over the old net's
  * processes: the old net must not be left looking whole. */
 void test_a_semaphore_refused_over_a_net_leaves_its_handles_refused(void)
 {
-    kpn_net *old, *again = NULL;
+    kpn_net *old, *again = UNWRITTEN;
     kpn_proc *a, *b;
     kpn_chan *c = NULL;
     kpn_stats st;
@@ -343,7 +350,7 @@ void test_a_semaphore_refused_over_a_net_leaves_its_handles_refused(void)
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(old, &st));
 
     TEST_ASSERT_EQUAL_INT(KPN_ETHREAD, init_refusing_the_third_sem(&again));
-    TEST_ASSERT_NULL(again);
+    TEST_ASSERT_EQUAL_PTR(UNWRITTEN, again);
 
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_stats(old, &st));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_proc_stats_get(a, &ps));
@@ -418,7 +425,7 @@ static int refuse_idle(kpn_port_idle *idle, int cmock_num_calls)
 void test_an_idle_object_the_system_refuses_gives_ETHREAD_and_carves_nothing(void)
 {
     kpn_proc *reader;
-    kpn_chan *in = NULL;
+    kpn_chan *in = UNWRITTEN;
     kpn_stats before, after;
 
     init_net(1);
@@ -427,7 +434,7 @@ void test_an_idle_object_the_system_refuses_gives_ETHREAD_and_carves_nothing(voi
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
     kpn_port_idle_init_StubWithCallback(refuse_idle);
     TEST_ASSERT_EQUAL_INT(KPN_ETHREAD, kpn_connect_input(net, &in, reader, sizeof(int), 4));
-    TEST_ASSERT_NULL(in);
+    TEST_ASSERT_EQUAL_PTR(UNWRITTEN, in);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
     TEST_ASSERT_EQUAL_size_t(before.arena_used, after.arena_used);
     TEST_ASSERT_EQUAL_size_t(before.chans, after.chans);
@@ -452,21 +459,22 @@ void test_a_guard_page_the_system_refuses_gives_ENOMEM_and_carves_nothing(void)
 {
     unsigned char *mem = paged + (PAGE - (uintptr_t)paged % PAGE) % PAGE;
     kpn_config cfg;
-    kpn_proc *p = NULL;
+    kpn_proc *p = UNWRITTEN;
     kpn_stats before, after;
 
     /* a port whose page is smaller than a carve's alignment is refused */
     kpn_port_page_size_IgnoreAndReturn(8);
     kpn_config_default(&cfg);
     cfg.guard_pages = 1;
+    net = UNWRITTEN;
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, mem, 8 * PAGE, &cfg));
-    TEST_ASSERT_NULL(net);
+    TEST_ASSERT_EQUAL_PTR(UNWRITTEN, net);
     kpn_port_page_size_IgnoreAndReturn(PAGE);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, mem, 8 * PAGE, &cfg));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
     kpn_port_guard_StubWithCallback(refuse_guard);
     TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_spawn(net, &p, "p", body, NULL, STACK));
-    TEST_ASSERT_NULL(p);
+    TEST_ASSERT_EQUAL_PTR(UNWRITTEN, p);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
     TEST_ASSERT_EQUAL_size_t(before.arena_used, after.arena_used);
     TEST_ASSERT_EQUAL_size_t(0, after.procs);

@@ -35,6 +35,9 @@ void test_unknown_values_still_get_a_sentence(void)
     TEST_ASSERT_NOT_NULL(kpn_strerror((kpn_status)-1));
     TEST_ASSERT_NOT_NULL(kpn_strerror((kpn_status)1000));
     TEST_ASSERT_TRUE(same(kpn_strerror((kpn_status)1000), kpn_strerror((kpn_status)-1)));
+    /* the sentence docs/errors.md gives, and none of a real status */
+    TEST_ASSERT_EQUAL_STRING("unknown status", kpn_strerror(KPN_STATUS_COUNT));
+    TEST_ASSERT_EQUAL_STRING("unknown status", kpn_strerror((kpn_status)-1));
 }
 
 /* What a firmware sees first when it sizes a stack too small: the
@@ -45,6 +48,8 @@ void test_the_invalid_argument_sentence_names_the_stack_minimum(void)
     TEST_ASSERT_NOT_NULL(strstr(kpn_strerror(KPN_EINVAL), "stale"));
 }
 
+/* An ABI promise (kpn.h: 0 is success, so `if (kpn_x(...))` tests for
+ * failure), kept here where a renumbering of the enum would break it. */
 void test_ok_is_zero(void)
 {
     TEST_ASSERT_EQUAL_INT(0, KPN_OK);

@@ -71,7 +71,7 @@ static void idle(void *arg) { (void)arg; }
 static void huge_reserve(unsigned runners, size_t reserve, kpn_status expected)
 {
     kpn_config cfg;
-    kpn_net *net = NULL;
+    kpn_net *net = kt_unwritten();
 
     kpn_config_default(&cfg);
     cfg.runners = runners;
@@ -81,7 +81,7 @@ static void huge_reserve(unsigned runners, size_t reserve, kpn_status expected)
     if (reserve > (size_t)-1 - 32)
         TEST_ASSERT_EQUAL_size_t(0, kpn_size_net(&cfg));
     TEST_ASSERT_EQUAL_INT(expected, kpn_net_init(&net, arena, 64 * 1024, &cfg));
-    TEST_ASSERT_NULL(net);
+    TEST_ASSERT_EQUAL_PTR(kt_unwritten(), net);
     TEST_ASSERT_TRUE(outside_untouched(0));
 }
 
@@ -101,12 +101,12 @@ void test_a_reserve_size_near_size_max_is_enomem_and_writes_nothing(void)
 
 void test_an_arena_that_wraps_the_address_space_is_refused(void)
 {
-    kpn_net *net = NULL;
+    kpn_net *net = kt_unwritten();
 
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, arena, (size_t)-1, NULL));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL,
                           kpn_net_init(&net, arena, (size_t)-1 - (uintptr_t)arena + 1, NULL));
-    TEST_ASSERT_NULL(net);
+    TEST_ASSERT_EQUAL_PTR(kt_unwritten(), net);
     TEST_ASSERT_TRUE(outside_untouched(0));
 }
 

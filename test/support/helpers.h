@@ -5,6 +5,15 @@
 
 #include "kpn.h"
 
+/* A recognisable pointer that no call of kpn returns, for an
+ * out-parameter a refused call must leave as it was: starting it at
+ * NULL would pass a refusal that writes NULL. */
+static inline void *kt_unwritten(void)
+{
+    static char mark;
+    return &mark;
+}
+
 /* Whether 'needle' occurs in 'hay' (the tests use no libc string calls
  * on library output, so a missing NUL would show up as a failure). */
 static inline int kt_contains(const char *hay, const char *needle)
