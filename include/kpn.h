@@ -211,9 +211,10 @@ typedef struct kpn_config {
      * would from the messages counted so far, and from then on each
      * process runs on its part: nothing is stolen, and a process moves to
      * its part's runner when one from there wakes it to read, or when
-     * that runner next runs out of work.  The placement is learnt again
-     * once a runner has sent, in this run, twice the messages the runner
-     * that learnt the last one had sent then.  A net of processes that
+     * that runner next runs out of work.  A runner that runs out of work
+     * learns it again once it has sent, in this run, twice the messages
+     * the runner that learnt the last one had sent then; the trial below
+     * learns it again as it steps.  A net of processes that
      * block at nearly every message (channels of capacity 1, cycles)
      * otherwise keeps the runners trading processes and their cache
      * lines (docs/runners.md, "Learning a placement").  The first

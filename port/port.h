@@ -107,11 +107,12 @@ void kpn_port_yield(void);
 /* A monotonic clock, in nanoseconds from any origin: how many messages a
  * runner passes per microsecond, which decides whether work stealing
  * gives way to a learnt placement (runners.c).  Read only with several
- * runners: as a run starts; by an idle runner that has stolen often, has
- * a placement's trial to step or a dropped placement to learn again; by
- * a runner once every 256 switches (KPNI_WINDOW_LOOK) while a trial's
- * window is open; and by a thread that waits for a biased runner's lock
- * (runners.c, "Biased locks"). */
+ * runners: as a run starts, where it may learn a placement; by an idle
+ * runner that has stolen often, has a placement's trial to step or a
+ * dropped placement to learn again; by a runner once every 256 switches
+ * (KPNI_WINDOW_LOOK) while a trial's window is open or a placement on
+ * one part is kept for a while (KPNI_WINDOW_TIMED); and by a thread that
+ * waits for a biased runner's lock (runners.c, "Biased locks"). */
 uint64_t kpn_port_clock_ns(void);
 
 /* The CPUs the calling thread may run on, or 0 if the port cannot tell.

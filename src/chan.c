@@ -74,7 +74,7 @@ typedef char kpni_chan_rd_check[(offsetof(kpn_chan, received) ==
 #endif
 
 /* The bytes a channel takes, rounded up to 'align', or 0 if 'msg_size'
- * is 0 or the sum overflows a size_t.  A ring small enough to live in
+ * or 'capacity' is 0 or the sum overflows a size_t.  A ring small enough to live in
  * the header (KPNI_RING_INLINE) is carved all the same: carving less
  * shifts every object after it, and in a 10 000-process ring, which
  * spawns and connects in turn, that alone made a hop of bench/ring

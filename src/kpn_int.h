@@ -328,6 +328,15 @@ void kpni_fuzz_yield(void);
  * net, one subtraction on the hot path), and 'net' is followed only when
  * the seal holds.  The serial is compared with the net's after that.
  */
+#if !KPN_NAME_COPY
+/* The same for a name the caller keeps: the record's address binds the
+ * pointer, so bytes written over both (a fill pattern, zeros) do not
+ * agree by chance. */
+static inline uintptr_t kpni_name_seal(const void *self, const char *name)
+{
+    return (uintptr_t)self ^ (uintptr_t)name;
+}
+#endif
 #if !KPN_COMPACT /* the compact records carry no seal */
 static inline uintptr_t kpni_seal(const void *self, const void *net)
 {
@@ -769,12 +778,16 @@ struct kpn_proc {
 #endif
     void (*fn)(void *);        /* NULL once it has started (proc.c, proc_entry) */
     void *arg;
-    /* The copy, or the caller's (KPN_NAME_COPY 0).  Below 'stack_size':
-     * an overflow from the block above reaches it only through that
-     * field, which kpni_proc_live checks, so a report that follows the
-     * caller's pointer follows one that passed the check. */
-    const char *name;
+    const char *name;          /* the copy, or the caller's (KPN_NAME_COPY) */
     size_t stack_size;         /* the stack is [stack_lo, stack_lo + stack_size) */
+#if !KPN_NAME_COPY
+    /* kpni_name_seal(this, name): the caller's string may lie anywhere,
+     * so a report after an overflow follows 'name' only where this word
+     * still agrees with it (kpni_proc_live), as a copy's address is
+     * checked against the record's own.  It fills the rounding of the
+     * record's carve on 32 and 64 bits alike. */
+    uintptr_t name_seal;
+#endif
     /* Scratch for the scan at rest and for placements (never more than
      * the net's processes): 32 bits, so that it and the fields below
      * share one word. */
@@ -1533,7 +1546,7 @@ static KPNI_INLINE void kpni_sched_look_ahead(kpni_runner *r, kpn_proc *p)
     r->woke[i % KPNI_AHEAD] = p;
     if (back != NULL)
         KPNI_STORE(&back->beyond, p);
-    KPNI_PREFETCH_W(far - r->ctx_off - 128);
+    KPNI_PREFETCH_W(far - r->ctx_off - 2 * KPNI_LINE);
     KPNI_PREFETCH_W(far - r->ctx_off - KPNI_LINE);
     KPNI_PREFETCH_W(far);
     /* the same line where the context is small (amd64); the next where

@@ -170,7 +170,7 @@ static void spawn_ahead(const kpn_net *net, const kpn_proc *p, size_t stack)
         KPNI_PREFETCH_W(next - KPNI_LINE + KPNI_LINE * i);
         KPNI_PREFETCH_W(band + KPNI_LINE * i);
     }
-    KPNI_PREFETCH_W(next + 192u);
+    KPNI_PREFETCH_W(next + 3 * KPNI_LINE);
 #else
     (void)net, (void)p, (void)stack;
 #endif
@@ -307,6 +307,7 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
 #else
     (void)name_copy;
     p->name = name != NULL ? name : "";
+    p->name_seal = kpni_name_seal(p, p->name);
 #endif
 #ifdef KPN_VALGRIND
     VALGRIND_STACK_REGISTER(p->stack_lo, top);
@@ -355,7 +356,11 @@ KPNI_TAG_READ int kpni_proc_live(const kpn_net *net, const kpn_proc *p)
      * reaches the 'net' field only through the fields checked here, so
      * 'net' is followed only when they are intact. */
     return p != NULL && p->magic == KPNI_PROC_MAGIC &&
-           (!KPN_NAME_COPY || p->name == (const char *)p + kpni_align_up(sizeof *p)) &&
+#if KPN_NAME_COPY
+           p->name == (const char *)p + kpni_align_up(sizeof *p) &&
+#else
+           p->name_seal == kpni_name_seal(p, p->name) &&
+#endif
            /* in integers: a damaged pointer may be anything, NULL too */
            (uintptr_t)p->stack_lo + p->stack_size + KPNI_CTX_ROOM() ==
                (uintptr_t)p &&

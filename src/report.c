@@ -46,8 +46,8 @@ static void put_uint(out *o, uint64_t v)
 /* A copied name lies in the carved arena, and a copy that an overflow
  * left without its terminator is read no further than the carve.  A name
  * kept where the caller has it (KPN_NAME_COPY 0) may lie anywhere, above
- * the arena too: its record has passed kpni_proc_sane, whose checks an
- * overflow crosses before it reaches the pointer (kpn_proc, 'name'). */
+ * the arena too: the record has passed kpni_proc_sane, whose seal of the
+ * pointer an overflow that changed it would have to forge. */
 static void put_name(out *o, const kpn_net *net, const kpn_proc *p)
 {
     const char *s = p->name;

@@ -58,9 +58,9 @@ static KPNI_INLINE void first_run_ahead(uintptr_t top, const kpn_proc *p, const 
     unsigned i;
 
     for (i = 1; i < 4; ++i)
-        KPNI_PREFETCH_W((uintptr_t)after + 64u * i);
+        KPNI_PREFETCH_W((uintptr_t)after + KPNI_LINE * i);
     for (i = 2; i <= 6; ++i)
-        KPNI_PREFETCH_W(top - 64u * i);
+        KPNI_PREFETCH_W(top - KPNI_LINE * i);
     /* the lines of a channel a run uses: shared, writer's (the reader's
      * words too, where its ends share a runner), and the lists' links */
     KPNI_PREFETCH_W(p->ins);
@@ -881,7 +881,7 @@ static uintptr_t scan_step(scan_back *b, const void *x)
 /* Ask for the lines of the 'bytes' at 'x' + 'step'. */
 static void scan_ahead(const void *x, uintptr_t step, size_t bytes)
 {
-    uintptr_t from = ((uintptr_t)x + step) & ~(uintptr_t)63;
+    uintptr_t from = ((uintptr_t)x + step) & ~(uintptr_t)(KPNI_LINE - 1);
     size_t i;
 
     for (i = 0; i < bytes + KPNI_LINE - 1; i += KPNI_LINE)

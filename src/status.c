@@ -6,7 +6,7 @@
 static const char *const messages[KPN_STATUS_COUNT] = {
     "success",                                                   /* KPN_OK */
     "end of stream: the channel is closed and drained",          /* KPN_EOF */
-    ("invalid argument: a NULL, a stale handle, or a size out of "
+    ("invalid argument: a NULL, a stale handle, or a value out of "
      "range (such as a stack under kpn_stack_min())"),           /* KPN_EINVAL */
     "the arena is too small for this object",                    /* KPN_ENOMEM */
     "not permitted: the caller is not this channel's process",   /* KPN_EPERM */

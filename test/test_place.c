@@ -55,12 +55,11 @@ void tearDown(void)
 struct stage {
     kpn_chan *in, *out;
     long long sum; /* the sink's */
+    /* sends that failed: a process may run on a runner's thread, where an
+     * assertion cannot unwind to the test, and each has its own count */
+    int bad;
 };
 static struct stage stage[MAXP];
-
-/* Sends that failed, in processes that may run on a runner's thread,
- * where an assertion cannot unwind to the test: asserted after the run. */
-static int stage_bad;
 
 static void source(void *arg)
 {
@@ -68,7 +67,7 @@ static void source(void *arg)
     long long i;
 
     for (i = 0; i < MESSAGES; ++i)
-        stage_bad += kpn_send(s->out, &i) != KPN_OK;
+        s->bad += kpn_send(s->out, &i) != KPN_OK;
     kpn_close(s->out);
 }
 
@@ -79,7 +78,7 @@ static void middle(void *arg)
 
     while (kpn_recv(s->in, &v) == KPN_OK) {
         v = v * 3 + 1;
-        stage_bad += kpn_send(s->out, &v) != KPN_OK;
+        s->bad += kpn_send(s->out, &v) != KPN_OK;
     }
     kpn_close(s->out);
 }
@@ -98,9 +97,9 @@ static void build_pipeline(int n, const unsigned *home)
 {
     int i;
 
-    stage_bad = 0;
     for (i = 0; i < n; ++i) {
         stage[i].sum = 0;
+        stage[i].bad = 0;
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &proc[i], "p",
                                                 i == 0 ? source : i == n - 1 ? sink : middle,
                                                 &stage[i], STACK));
@@ -112,6 +111,16 @@ static void build_pipeline(int n, const unsigned *home)
     }
     for (i = 0; home != NULL && i < n; ++i)
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_pin(proc[i], home[i]));
+}
+
+/* Runs the pipeline of 'n' built above: every send went through. */
+static void run_pipeline(int n)
+{
+    int i;
+
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    for (i = 0; i < n; ++i)
+        TEST_ASSERT_EQUAL_INT(0, stage[i].bad);
 }
 
 /* What the sink of an n-process pipeline must add up, worked here. */
@@ -136,7 +145,7 @@ void test_a_pipeline_is_cut_once_into_contiguous_balanced_halves(void)
 
     init(1, KPN_POLICY_WS, 0);
     build_pipeline(10, NULL);
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    run_pipeline(10);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_place(net, 2, home, MAXP));
     for (i = 0; i < 10; ++i) {
         TEST_ASSERT_TRUE(home[i] < 2);
@@ -156,15 +165,14 @@ void test_the_placement_runs_on_two_runners_with_the_one_runner_result(void)
 
     init(1, KPN_POLICY_WS, 0);
     build_pipeline(8, NULL);
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    run_pipeline(8);
     TEST_ASSERT_EQUAL_INT64(pipeline_sum(8), stage[7].sum);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_place(net, 2, home, MAXP));
     kpn_net_release(net);
 
     init(2, KPN_POLICY_STATIC, 0);
     build_pipeline(8, home);
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
-    TEST_ASSERT_EQUAL_INT(0, stage_bad);
+    run_pipeline(8);
     TEST_ASSERT_EQUAL_INT64(pipeline_sum(8), stage[7].sum);
 }
 
@@ -283,7 +291,7 @@ void test_more_runners_than_processes_leaves_no_index_out_of_range(void)
 
     init(1, KPN_POLICY_WS, 0);
     build_pipeline(3, NULL);
-    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    run_pipeline(3);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_place(net, KPN_MAX_RUNNERS, home, MAXP));
     for (i = 0; i < 3; ++i)
         TEST_ASSERT_TRUE(home[i] < KPN_MAX_RUNNERS);

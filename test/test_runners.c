@@ -1399,8 +1399,10 @@ static kpn_chan *sm_wr, *sm_tr;
 static int sm_mark;
 
 /* What went wrong in the processes, which may run on a runner's thread,
- * where an assertion cannot unwind to the test: asserted after the run. */
+ * where an assertion cannot unwind to the test, and at once on two:
+ * counted atomically, asserted after the run. */
 static int sm_bad;
+#define SM_BAD(cond) ((void)__atomic_add_fetch(&sm_bad, (cond) ? 1 : 0, __ATOMIC_RELAXED))
 
 static void sm_writer(void *arg)
 {
@@ -1408,7 +1410,7 @@ static void sm_writer(void *arg)
 
     (void)arg;
     for (i = 0; i < 3; ++i) {
-        sm_bad += kpn_send(sm_wr, &i) != KPN_OK;
+        SM_BAD(kpn_send(sm_wr, &i) != KPN_OK);
         if (i == 1)
             sm_mark = __atomic_load_n(&sm_r->watched, __ATOMIC_RELAXED);
     }
@@ -1420,10 +1422,10 @@ static void sm_reader(void *arg)
 
     (void)arg;
     while (kpn_recv(sm_wr, &v) == KPN_OK)
-        sm_bad += v != n++;
-    sm_bad += n != 3;
+        SM_BAD(v != n++);
+    SM_BAD(n != 3);
     if (sm_tr != NULL)
-        sm_bad += kpn_recv(sm_tr, &v) != KPN_OK;
+        SM_BAD(kpn_recv(sm_tr, &v) != KPN_OK);
 }
 
 static void sm_sender(void *arg)
@@ -1431,7 +1433,7 @@ static void sm_sender(void *arg)
     int v = 7;
 
     (void)arg;
-    sm_bad += kpn_send(sm_tr, &v) != KPN_OK;
+    SM_BAD(kpn_send(sm_tr, &v) != KPN_OK);
 }
 
 void test_a_marked_read_block_that_nobody_waits_on_lets_go_of_its_mark(void)

@@ -2,6 +2,7 @@
 /* A bare-metal port under QEMU (Cortex-M, RISC-V): whole networks, the resolver, faults, FP state per process, input from a timer interrupt. */
 #include "unity.h"
 #include "kpn.h"
+#include "kpn_int.h" /* a record's name pointer, white-box */
 #include "support/helpers.h"
 #include "target.h"
 
@@ -255,6 +256,28 @@ void test_names_kept_outside_the_arena_are_reported(void)
     kpn_report(net, text, sizeof text);
     TEST_ASSERT_TRUE(kt_contains(text, "true deadlock: \"gamma\" -> \"delta\"") ||
                      kt_contains(text, "true deadlock: \"delta\" -> \"gamma\""));
+}
+
+/* An overflow that jumps past the guard band can leave a record whole
+ * but for its pointer to the caller's name, which may point anywhere:
+ * what the report and the stats read must not follow it. */
+void test_a_name_pointer_an_overflow_changed_is_not_followed(void)
+{
+    struct pair p;
+    kpn_proc *a = spawn("alpha", pair_a, &p, STACK);
+    kpn_proc *b = spawn("beta", pair_b, &p, STACK);
+    kpn_proc_stats ps;
+    static char text[1024];
+
+    p.ab = connect(a, b, 1);
+    p.ba = connect(b, a, 1);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    b->name = (const char *)(uintptr_t)0xa5a5a5a5u; /* the stack fill */
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_proc_stats_get(b, &ps));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_proc_stats_get(a, &ps));
+    kpn_report(net, text, sizeof text);
+    TEST_ASSERT_TRUE(kt_contains(text, "process \"alpha\""));
+    TEST_ASSERT_TRUE(kt_contains(text, "damaged"));
 }
 
 /* ------------------------------------------------------------------ */
