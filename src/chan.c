@@ -74,11 +74,11 @@ typedef char kpni_chan_rd_check[(offsetof(kpn_chan, received) ==
 #endif
 
 /* The bytes a channel takes, rounded up to 'align', or 0 if 'msg_size'
- * or 'capacity' is 0 or the sum overflows a size_t.  A ring small enough to live in
- * the header (KPNI_RING_INLINE) is carved all the same: carving less
- * shifts every object after it, and in a 10 000-process ring, which
- * spawns and connects in turn, that alone made a hop of bench/ring
- * --procs=10000 60% slower.  A net of one runner carves whole lines
+ * or 'capacity' is 0 or the sum overflows a size_t.  A ring small
+ * enough to live in the header (KPNI_RING_INLINE) is carved all the
+ * same: carving less shifts every object after it, and in a 10 000-
+ * process ring, which spawns and connects in turn, that alone made a
+ * hop of bench/ring --procs=10000 60% slower.  A net of one runner carves whole lines
  * (CHAN_ALIGN), as it does for a process (proc.c, block_size, says why);
  * kpn_size_chan gives that, the most a channel takes. */
 static size_t chan_bytes(size_t msg_size, size_t capacity, size_t align)

@@ -784,8 +784,8 @@ struct kpn_proc {
     /* kpni_name_seal(this, name): the caller's string may lie anywhere,
      * so a report after an overflow follows 'name' only where this word
      * still agrees with it (kpni_proc_live), as a copy's address is
-     * checked against the record's own.  It fills the rounding of the
-     * record's carve on 32 and 64 bits alike. */
+     * checked against the record's own.  In the bare-metal layouts it
+     * takes bytes the record's carve rounds up to anyway. */
     uintptr_t name_seal;
 #endif
     /* Scratch for the scan at rest and for placements (never more than
