@@ -4,6 +4,7 @@
 
 #include "unity.h"
 #include "kpn.h"
+#include "support/helpers.h"
 
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
@@ -161,9 +162,8 @@ void test_the_reserve_is_held_back_from_the_arena(void)
 void test_a_handle_that_is_not_a_net_is_refused(void)
 {
     static unsigned char junk[4096];
-    static char mark; /* a refusal must leave 'p' as it was: not NULL */
     kpn_net *fake = (kpn_net *)(void *)junk;
-    kpn_proc *p = (kpn_proc *)(void *)&mark;
+    kpn_proc *p = kt_unwritten();
     kpn_stats st;
 
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_spawn(fake, &p, "p", idle, NULL, KPN_STACK_MIN));
@@ -174,7 +174,7 @@ void test_a_handle_that_is_not_a_net_is_refused(void)
     TEST_ASSERT_NULL(kpn_net_fault(NULL));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_release(fake));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_release(NULL));
-    TEST_ASSERT_EQUAL_PTR(&mark, p);
+    TEST_ASSERT_EQUAL_PTR(kt_unwritten(), p);
 }
 
 /* kpn_net_release: refused while the net runs, which goes on untouched;

@@ -3,6 +3,7 @@
 #include "unity.h"
 #include "kpn_int.h"
 #include "mock_port.h"
+#include "support/helpers.h"
 
 /* The core and no port: every kpn_port_* call lands in the mock. */
 TEST_SOURCE_FILE("src/arena.c")
@@ -313,21 +314,16 @@ static kpn_status init_refusing_the_third_sem(kpn_net **out)
     return kpn_net_init(out, arena, sizeof arena, &cfg);
 }
 
-/* An out-parameter a refused call must leave as it was: not NULL, which
- * would pass a refusal that writes NULL. */
-static char unwritten;
-#define UNWRITTEN ((void *)&unwritten)
-
 void test_a_semaphore_that_fails_gives_ETHREAD_and_destroys_those_made_newest_first(void)
 {
-    net = UNWRITTEN;
+    net = kt_unwritten();
     TEST_ASSERT_EQUAL_INT(KPN_ETHREAD, init_refusing_the_third_sem(&net));
 
     TEST_ASSERT_EQUAL_INT(3, sem_seen.inits);
     TEST_ASSERT_EQUAL_INT(2, sem_seen.destroys);
     TEST_ASSERT_EQUAL_PTR(sem_seen.made[1], sem_seen.destroyed[0]);
     TEST_ASSERT_EQUAL_PTR(sem_seen.made[0], sem_seen.destroyed[1]);
-    TEST_ASSERT_EQUAL_PTR(UNWRITTEN, net);
+    TEST_ASSERT_EQUAL_PTR(kt_unwritten(), net);
     net = NULL;
 }
 
@@ -335,7 +331,7 @@ void test_a_semaphore_that_fails_gives_ETHREAD_and_destroys_those_made_newest_fi
  * processes: the old net must not be left looking whole. */
 void test_a_semaphore_refused_over_a_net_leaves_its_handles_refused(void)
 {
-    kpn_net *old, *again = UNWRITTEN;
+    kpn_net *old, *again = kt_unwritten();
     kpn_proc *a, *b;
     kpn_chan *c = NULL;
     kpn_stats st;
@@ -350,7 +346,7 @@ void test_a_semaphore_refused_over_a_net_leaves_its_handles_refused(void)
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(old, &st));
 
     TEST_ASSERT_EQUAL_INT(KPN_ETHREAD, init_refusing_the_third_sem(&again));
-    TEST_ASSERT_EQUAL_PTR(UNWRITTEN, again);
+    TEST_ASSERT_EQUAL_PTR(kt_unwritten(), again);
 
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_stats(old, &st));
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_proc_stats_get(a, &ps));
@@ -425,7 +421,7 @@ static int refuse_idle(kpn_port_idle *idle, int cmock_num_calls)
 void test_an_idle_object_the_system_refuses_gives_ETHREAD_and_carves_nothing(void)
 {
     kpn_proc *reader;
-    kpn_chan *in = UNWRITTEN;
+    kpn_chan *in = kt_unwritten();
     kpn_stats before, after;
 
     init_net(1);
@@ -434,7 +430,7 @@ void test_an_idle_object_the_system_refuses_gives_ETHREAD_and_carves_nothing(voi
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
     kpn_port_idle_init_StubWithCallback(refuse_idle);
     TEST_ASSERT_EQUAL_INT(KPN_ETHREAD, kpn_connect_input(net, &in, reader, sizeof(int), 4));
-    TEST_ASSERT_EQUAL_PTR(UNWRITTEN, in);
+    TEST_ASSERT_EQUAL_PTR(kt_unwritten(), in);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
     TEST_ASSERT_EQUAL_size_t(before.arena_used, after.arena_used);
     TEST_ASSERT_EQUAL_size_t(before.chans, after.chans);
@@ -459,22 +455,22 @@ void test_a_guard_page_the_system_refuses_gives_ENOMEM_and_carves_nothing(void)
 {
     unsigned char *mem = paged + (PAGE - (uintptr_t)paged % PAGE) % PAGE;
     kpn_config cfg;
-    kpn_proc *p = UNWRITTEN;
+    kpn_proc *p = kt_unwritten();
     kpn_stats before, after;
 
     /* a port whose page is smaller than a carve's alignment is refused */
     kpn_port_page_size_IgnoreAndReturn(8);
     kpn_config_default(&cfg);
     cfg.guard_pages = 1;
-    net = UNWRITTEN;
+    net = kt_unwritten();
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_net_init(&net, mem, 8 * PAGE, &cfg));
-    TEST_ASSERT_EQUAL_PTR(UNWRITTEN, net);
+    TEST_ASSERT_EQUAL_PTR(kt_unwritten(), net);
     kpn_port_page_size_IgnoreAndReturn(PAGE);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, mem, 8 * PAGE, &cfg));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &before));
     kpn_port_guard_StubWithCallback(refuse_guard);
     TEST_ASSERT_EQUAL_INT(KPN_ENOMEM, kpn_spawn(net, &p, "p", body, NULL, STACK));
-    TEST_ASSERT_EQUAL_PTR(UNWRITTEN, p);
+    TEST_ASSERT_EQUAL_PTR(kt_unwritten(), p);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &after));
     TEST_ASSERT_EQUAL_size_t(before.arena_used, after.arena_used);
     TEST_ASSERT_EQUAL_size_t(0, after.procs);
