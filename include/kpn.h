@@ -139,8 +139,8 @@ typedef enum kpn_wake {
     KPN_WAKE_WAKER = 1     /* a process woken from a read: the front of the
                               waking runner's queue, so a chain of hand-offs
                               stays on one runner with its messages; one
-                              woken from a write: as KPN_WAKE_LAST (the
-                              default) */
+                              woken from a write: as KPN_WAKE_LAST does.
+                              The default. */
 } kpn_wake;
 
 typedef struct kpn_config {
@@ -203,7 +203,8 @@ typedef struct kpn_config {
     /* Under KPN_POLICY_WS with several runners: how much stealing a
      * fine-grained run puts up with before it learns a placement instead.
      * Once a runner has stolen one process for every 'learn' messages it
-     * has sent in this run, and at least 16, while it sends at least one
+     * has sent in this run (so a larger 'learn' learns sooner, and 1
+     * almost never), and at least 16, while it sends at least one
      * message per 'learn_grain_ns' nanoseconds of it, or the net carries
      * one per 'learn_grain_ns' for each CPU the runners share ('cpus'),
      * and once it has sent at least 16 per channel of the net, the
@@ -312,8 +313,9 @@ kpn_status kpn_config_from_env_check(kpn_config *cfg, const char **bad);
 /* ------------------------------------------------------------------ */
 /* Sizing an arena statically                                          */
 
-/* Bytes kpn_net_init carves for the net itself with this configuration
- * (NULL: the defaults), its reserve pool and runner stacks included; 0
+/* Upper bound on the bytes kpn_net_init carves for the net itself with
+ * this configuration (NULL: the defaults), its reserve pool and runner
+ * stacks included, whatever the arena's alignment; 0
  * for a configuration kpn_net_init refuses, or one whose size does not
  * fit in a size_t (a reserve_size near SIZE_MAX). */
 size_t kpn_size_net(const kpn_config *cfg);
@@ -365,7 +367,8 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity);
  * KPN_ESTATE leave the arena, and any net in it, as they were.  Once a
  * call succeeds, or fails with KPN_ETHREAD, every handle of a net this
  * arena held before is stale: calls given one return KPN_EINVAL (or
- * NULL, 0).  That holds for a net that starts where the old one did or
+ * NULL, 0).  The one exception is the old net's own handle where the
+ * new net starts at the same address: that pointer is the new net.  That holds for a net that starts where the old one did or
  * over its fields; one that starts further in leaves the old net's
  * fields standing over records it overwrote, so release a net
  * (kpn_net_release) before its memory is used for anything but a net
@@ -505,7 +508,9 @@ kpn_status kpn_reserve_add(kpn_net *net, void *mem, size_t size);
  * process number i (in spawn order, pinned ones counted) starts on
  * runner i mod runners.  Under KPN_POLICY_STATIC the process runs only
  * there; under KPN_POLICY_WS it starts there and may be stolen, or moved
- * where a learnt placement puts it (cfg.learn).  Host thread, not while
+ * where a learnt placement puts it (cfg.learn), and after a first run
+ * over one CPU it runs on runner 0 (cfg.cpus).  A pin of a process that
+ * has returned is kept and changes nothing.  Host thread, not while
  * running.
  * KPN_EINVAL: NULL, or no such runner.  KPN_ESTATE: the net is running,
  * or faulted (a stack overflow). */
@@ -514,12 +519,16 @@ kpn_status kpn_proc_pin(kpn_proc *p, unsigned runner);
 /* A placement learnt from a run (Vrba's thesis, 4.2.3): after 'net' has
  * run, split its processes into 'runners' parts of about equal traffic
  * that cut as few of the messages its channels carried as it can, and
- * write the part of the i-th spawned process to home[i].  Pin each
+ * write the part of the i-th spawned process to home[i].  No part holds
+ * more than its share by more than the heaviest process's traffic; a
+ * part may hold less, down to one process (none where the net has fewer
+ * processes than parts, or a few that carry most of the traffic).  Pin each
  * process of a net built the same way to home[i] and run it under
  * KPN_POLICY_STATIC: processes that talk most then share a runner, and a
  * channel whose ends share one needs no cross-runner ordering.  'net'
- * itself is not changed; it may have run on any number of runners.
- * Host thread, not while running.
+ * itself is not changed; it may have run on any number of runners.  A
+ * net that has not run carries no messages: it is split by process
+ * count, in spawn order.  Host thread, not while running.
  * KPN_EINVAL: 'net' or 'home' NULL, or a stale net; runners 0 or above
  *             KPN_MAX_RUNNERS, or above 1 in a build without KPN_THREADS
  *             or with KPN_COMPACT;
@@ -567,6 +576,9 @@ kpn_status kpn_close(kpn_chan *c);
 
 /* ------------------------------------------------------------------ */
 /* Inspection (host thread, while the net is not running)              */
+/* Nothing refuses a call from a process while the net runs: on one
+ * runner it sees the net as it stands, but with several it reads what the
+ * other runners are changing, and its counts may be torn. */
 
 typedef struct kpn_stats {
     size_t procs;               /* processes spawned */

@@ -16,7 +16,8 @@
  * contiguous runs of spawn order (a network is usually spawned along its
  * data flow, so this is a good cut already) and is then improved by
  * moving single processes to the part they talk to most, while no part
- * grows past its share by more than the heaviest process (greedy
+ * grows past its share by more than the heaviest process and none gives
+ * up its last process (greedy
  * refinement in the manner of Fiduccia-Mattheyses, without the moves
  * that make the cut worse for a while).  Each pass costs O(channels).
  *
@@ -97,7 +98,11 @@ static void partition(kpn_net *net, unsigned runners)
             for (q = 0; q < runners; ++q)
                 if (conn[q] > conn[best] && load[q] + w <= limit)
                     best = q;
-            if (best != p->seen) {
+            /* Never a part's last process (a process weighs at least 1):
+             * in a fork-join net every worker talks to the source's part
+             * and the sink's as much, and moving each to one of them
+             * emptied the parts between, leaving their runners idle. */
+            if (best != p->seen && load[p->seen] > w) {
                 /* a live net's counts have moved since its part took
                  * them in: take out no more than is there */
                 load[p->seen] -= w < load[p->seen] ? w : load[p->seen];

@@ -284,6 +284,68 @@ void test_a_net_that_never_ran_is_placed_by_count_in_spawn_order(void)
         TEST_ASSERT_EQUAL_UINT((unsigned)i / 2, home[i]);
 }
 
+/* A fork-join net: a source deals jobs round-robin to FJ workers, which
+ * pass them to a sink.  Each worker talks to the source's part and the
+ * sink's as much, and moving every worker to one of them would leave the
+ * parts between with nothing to run. */
+#define FJ 6
+static kpn_chan *fj_job[FJ], *fj_ans[FJ];
+
+static void fj_source(void *arg)
+{
+    int i;
+    (void)arg;
+    for (i = 0; i < 600; ++i)
+        kpn_send(fj_job[i % FJ], &i);
+}
+
+static void fj_worker(void *arg)
+{
+    int k = *(const int *)arg, v;
+
+    while (kpn_recv(fj_job[k], &v) == KPN_OK)
+        kpn_send(fj_ans[k], &v);
+}
+
+static void fj_sink(void *arg)
+{
+    int i, v;
+    (void)arg;
+    for (i = 0; kpn_recv(fj_ans[i % FJ], &v) == KPN_OK; ++i)
+        ;
+}
+
+void test_a_fork_join_net_leaves_no_part_empty(void)
+{
+    static const int index[FJ] = {0, 1, 2, 3, 4, 5};
+    unsigned home[MAXP], runners;
+    int i, count[3];
+
+    init(1, KPN_POLICY_WS, 0);
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &proc[0], "source", fj_source, NULL, STACK));
+    for (i = 0; i < FJ; ++i)
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &proc[1 + i], "worker", fj_worker,
+                                                (void *)&index[i], STACK));
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &proc[FJ + 1], "sink", fj_sink, NULL, STACK));
+    for (i = 0; i < FJ; ++i) {
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &fj_job[i], proc[0], proc[1 + i],
+                                                  sizeof(int), 4));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &fj_ans[i], proc[1 + i], proc[FJ + 1],
+                                                  sizeof(int), 4));
+    }
+    TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+    for (runners = 2; runners <= 3; ++runners) {
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_place(net, runners, home, MAXP));
+        count[0] = count[1] = count[2] = 0;
+        for (i = 0; i < FJ + 2; ++i) {
+            TEST_ASSERT_TRUE(home[i] < runners);
+            count[home[i]]++;
+        }
+        for (i = 0; i < (int)runners; ++i)
+            TEST_ASSERT_GREATER_THAN(0, count[i]);
+    }
+}
+
 void test_more_runners_than_processes_leaves_no_index_out_of_range(void)
 {
     unsigned home[MAXP];
