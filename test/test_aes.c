@@ -304,6 +304,9 @@ void test_static_placement_spreads_the_workers_round_robin(void)
     TEST_ASSERT_EQUAL_size_t(32, st.chans);
     TEST_ASSERT_EQUAL_UINT64(32, st.messages);
     TEST_ASSERT_EQUAL_UINT64(0, st.steals);
+    /* 8 workers a runner, each dispatched at least once */
+    TEST_ASSERT_GREATER_OR_EQUAL(8, st.runner_switches[0]);
+    TEST_ASSERT_GREATER_OR_EQUAL(8, st.runner_switches[1]);
 }
 
 /* Each worker is named "worker" and its index, in decimal. */

@@ -318,6 +318,10 @@ void test_the_fill_shown_is_what_the_channel_holds_now(void)
     TEST_ASSERT_EQUAL_size_t(2, kpn_chan_fill(filled));
     kpn_report(net, text, sizeof text);
     TEST_ASSERT_TRUE(kt_contains(text, "process \"W\": blocked writing on \"W\" -> \"R\" (2/2 messages of 4 bytes)\n"));
+    /* W sent 0, 1 and 2 (R took 0; 3 waits), none dropped; W blocked
+     * writing, R reading */
+    TEST_ASSERT_TRUE(kt_contains(text, "kpn: 2 processes (0 exited, 1 blocked reading, 1 blocked "
+                                       "writing), 2 channels, 3 messages, 0 discarded\n"));
 }
 
 /* The report names the process that overran its stack and the stack's
