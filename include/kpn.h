@@ -367,12 +367,13 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity);
  * KPN_ESTATE leave the arena, and any net in it, as they were.  Once a
  * call succeeds, or fails with KPN_ETHREAD, every handle of a net this
  * arena held before is stale: calls given one return KPN_EINVAL (or
- * NULL, 0).  The one exception is the old net's own handle where the
- * new net starts at the same address: that pointer is the new net.  That holds for a net that starts where the old one did or
+ * NULL, 0).  That holds for a net that starts where the old one did or
  * over its fields; one that starts further in leaves the old net's
  * fields standing over records it overwrote, so release a net
  * (kpn_net_release) before its memory is used for anything but a net
- * at the same place. */
+ * at the same place.  The one exception is the old net's own handle
+ * where the new net starts at the same address: that pointer is the new
+ * net. */
 kpn_status kpn_net_init(kpn_net **net, void *arena, size_t arena_size,
                         const kpn_config *cfg);
 
@@ -521,9 +522,9 @@ kpn_status kpn_proc_pin(kpn_proc *p, unsigned runner);
  * that cut as few of the messages its channels carried as it can, and
  * write the part of the i-th spawned process to home[i].  No part holds
  * more than its share by more than the heaviest process's traffic; a
- * part may hold less, down to one process (none where the net has fewer
- * processes than parts, or a few that carry most of the traffic).  Pin each
- * process of a net built the same way to home[i] and run it under
+ * part may hold less, down to one process (none where the net has
+ * fewer processes than parts, or a few that carry most of the traffic).
+ * Pin each process of a net built the same way to home[i] and run it under
  * KPN_POLICY_STATIC: processes that talk most then share a runner, and a
  * channel whose ends share one needs no cross-runner ordering.  'net'
  * itself is not changed; it may have run on any number of runners.  A
