@@ -143,6 +143,9 @@ typedef enum kpn_wake {
                               The default. */
 } kpn_wake;
 
+/* Start from kpn_config_default and change the fields you need: a zeroed
+ * config is not the defaults (a runner_stack of 0 is refused once there
+ * are several runners, and learn 0 never learns a placement). */
 typedef struct kpn_config {
     /* Messages a channel holds when kpn_connect is given capacity 0.
      * Default 8; must not be 0. */
