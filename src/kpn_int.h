@@ -328,19 +328,14 @@ void kpni_fuzz_yield(void);
  * net, one subtraction on the hot path), and 'net' is followed only when
  * the seal holds.  The serial is compared with the net's after that.
  */
-#if !KPN_NAME_COPY
-/* The same for a name the caller keeps: the record's address binds the
- * pointer, so bytes written over both (a fill pattern, zeros) do not
- * agree by chance. */
-static inline uintptr_t kpni_name_seal(const void *self, const char *name)
+/* The same binds a name the caller keeps (KPN_NAME_COPY 0) to its
+ * record: bytes written over both (a fill pattern, zeros) do not agree
+ * by chance.  The compact channel and process records carry no seal of
+ * their net. */
+#if !KPN_COMPACT || !KPN_NAME_COPY /* unused otherwise: clang warns */
+static inline uintptr_t kpni_seal(const void *self, const void *other)
 {
-    return (uintptr_t)self ^ (uintptr_t)name;
-}
-#endif
-#if !KPN_COMPACT /* the compact records carry no seal */
-static inline uintptr_t kpni_seal(const void *self, const void *net)
-{
-    return (uintptr_t)self - (uintptr_t)net;
+    return (uintptr_t)self - (uintptr_t)other;
 }
 #endif
 
@@ -781,7 +776,7 @@ struct kpn_proc {
     const char *name;          /* the copy, or the caller's (KPN_NAME_COPY) */
     size_t stack_size;         /* the stack is [stack_lo, stack_lo + stack_size) */
 #if !KPN_NAME_COPY
-    /* kpni_name_seal(this, name): the caller's string may lie anywhere,
+    /* kpni_seal(this, name): the caller's string may lie anywhere,
      * so a report after an overflow follows 'name' only where this word
      * still agrees with it (kpni_proc_live), as a copy's address is
      * checked against the record's own.  In the bare-metal layouts it

@@ -307,7 +307,7 @@ kpn_status kpn_spawn(kpn_net *net, kpn_proc **out, const char *name,
 #else
     (void)name_copy;
     p->name = name != NULL ? name : "";
-    p->name_seal = kpni_name_seal(p, p->name);
+    p->name_seal = kpni_seal(p, p->name);
 #endif
 #ifdef KPN_VALGRIND
     VALGRIND_STACK_REGISTER(p->stack_lo, top);
@@ -359,7 +359,7 @@ KPNI_TAG_READ int kpni_proc_live(const kpn_net *net, const kpn_proc *p)
 #if KPN_NAME_COPY
            p->name == (const char *)p + kpni_align_up(sizeof *p) &&
 #else
-           p->name_seal == kpni_name_seal(p, p->name) &&
+           p->name_seal == kpni_seal(p, p->name) &&
 #endif
            /* in integers: a damaged pointer may be anything, NULL too */
            (uintptr_t)p->stack_lo + p->stack_size + KPNI_CTX_ROOM() ==
