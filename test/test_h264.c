@@ -277,6 +277,196 @@ void test_large_levels_take_the_escape(void)
     TEST_ASSERT_EQUAL_STRING("000101" "0000000000000001" "000000000110" "1", bit_string(&b));
 }
 
+/* A reader of residual_block_cavlc() written from the decoding process
+ * of clause 9.2 (not from the writer): the tables' codes are matched as
+ * the prefix codes they are (their entries are checked above); the
+ * levels follow 9.2.2.1 step by step: suffixLength 1 from the start
+ * when TotalCoeff > 10 and TrailingOnes < 3, level_prefix 14 and 15,
+ * the first level after fewer than three trailing ones raised by 2,
+ * and suffixLength growing with each level's size. */
+struct bit_reader { const char *bits; int at; };
+
+static int read_bit(struct bit_reader *r)
+{
+    TEST_ASSERT_NOT_EQUAL('\0', r->bits[r->at]);
+    return r->bits[r->at++] - '0';
+}
+
+static unsigned read_bits(struct bit_reader *r, int n)
+{
+    unsigned v = 0;
+    while (n-- > 0)
+        v = v << 1 | (unsigned)read_bit(r);
+    return v;
+}
+
+static int next_is(const struct bit_reader *r, h264_vlc v)
+{
+    int i;
+    if (v.length == 0)
+        return 0;
+    for (i = 0; i < v.length; ++i)
+        if (r->bits[r->at + i] != (char)('0' + ((v.code >> (v.length - 1 - i)) & 1)))
+            return 0;
+    return 1;
+}
+
+static void read_coeff_token(struct bit_reader *r, int nc, int *total, int *trailing)
+{
+    int t, o;
+    for (t = 0; t <= 16; ++t)
+        for (o = 0; o <= 3; ++o)
+            if (next_is(r, h264_coeff_token(nc, t, o))) {
+                r->at += h264_coeff_token(nc, t, o).length;
+                *total = t;
+                *trailing = o;
+                return;
+            }
+    TEST_FAIL_MESSAGE("no coeff_token matches");
+}
+
+static int read_total_zeros(struct bit_reader *r, int max_coeff, int total)
+{
+    int z;
+    for (z = 0; z <= max_coeff - total; ++z)
+        if (next_is(r, h264_total_zeros(max_coeff, total, z))) {
+            r->at += h264_total_zeros(max_coeff, total, z).length;
+            return z;
+        }
+    TEST_FAIL_MESSAGE("no total_zeros matches");
+    return 0;
+}
+
+static int read_run_before(struct bit_reader *r, int zeros_left)
+{
+    int run;
+    for (run = 0; run <= zeros_left; ++run)
+        if (next_is(r, h264_run_before(zeros_left, run))) {
+            r->at += h264_run_before(zeros_left, run).length;
+            return run;
+        }
+    TEST_FAIL_MESSAGE("no run_before matches");
+    return 0;
+}
+
+/* residual_block_cavlc() of 'max' coefficients with nC 'nc' into 'coef'
+ * (scanning order); returns TotalCoeff */
+static int read_block(struct bit_reader *r, int16_t *coef, int max, int nc)
+{
+    int level[16], run[16];
+    int total = 0, trailing = 0, suffix_length, i, zeros_left, pos;
+
+    memset(coef, 0, (size_t)max * sizeof *coef);
+    read_coeff_token(r, nc, &total, &trailing);
+    if (total == 0)
+        return 0;
+    suffix_length = total > 10 && trailing < 3 ? 1 : 0;
+    for (i = 0; i < total; ++i) {
+        if (i < trailing) {
+            level[i] = 1 - 2 * read_bit(r);
+            continue;
+        }
+        {
+            int prefix = 0, code, suffix_size;
+            while (read_bit(r) == 0)
+                ++prefix;
+            TEST_ASSERT_LESS_OR_EQUAL(15, prefix); /* the baseline profile's bound */
+            code = (prefix < 15 ? prefix : 15) << suffix_length;
+            suffix_size = prefix == 14 && suffix_length == 0 ? 4 : prefix >= 15 ? prefix - 3 : suffix_length;
+            if (suffix_length > 0 || prefix >= 14)
+                code += (int)read_bits(r, suffix_size);
+            if (prefix >= 15 && suffix_length == 0)
+                code += 15;
+            if (i == trailing && trailing < 3)
+                code += 2;
+            level[i] = code % 2 == 0 ? (code + 2) >> 1 : (-code - 1) >> 1;
+        }
+        if (suffix_length == 0)
+            suffix_length = 1;
+        if ((level[i] < 0 ? -level[i] : level[i]) > (3 << (suffix_length - 1)) && suffix_length < 6)
+            ++suffix_length;
+    }
+    zeros_left = total < max ? read_total_zeros(r, max, total) : 0;
+    for (i = 0; i < total - 1; ++i) {
+        run[i] = zeros_left > 0 ? read_run_before(r, zeros_left) : 0;
+        zeros_left -= run[i];
+    }
+    run[total - 1] = zeros_left;
+    pos = -1;
+    for (i = total - 1; i >= 0; --i) {
+        pos += run[i] + 1;
+        TEST_ASSERT_TRUE(pos < max);
+        coef[pos] = (int16_t)level[i];
+    }
+    return total;
+}
+
+static uint64_t lcg_state;
+
+static unsigned lcg(unsigned n)
+{
+    lcg_state = lcg_state * 6364136223846793005u + 1442695040888963407u;
+    return (unsigned)(lcg_state >> 33) % n;
+}
+
+/* A level of every size the writer meets: trailing ones, the
+ * suffixLength 0 codes, level_prefix 14 and 15, up to the largest. */
+static int16_t random_level(void)
+{
+    static const int tops[] = {1, 3, 8, 15, 30, 100, 2063};
+    int v = 1 + (int)lcg((unsigned)tops[lcg(7)]);
+    return (int16_t)(lcg(2) != 0 ? -v : v);
+}
+
+/* Blocks of every density (the most above ten coefficients, which start
+ * at suffixLength 1 unless three trailing ones end them), of 16, 15
+ * (AC) and 4 (chroma DC) coefficients, under every nC column, read back
+ * as written, bit for bit to the last. */
+void test_blocks_of_every_density_read_back_as_written(void)
+{
+    static const int ncs[] = {0, 1, 2, 3, 4, 7, 8, 13};
+    int16_t coef[16], back[16];
+    int trial, above_ten = 0, above_ten_no_t1 = 0, escapes = 0;
+
+    lcg_state = 12345;
+    for (trial = 0; trial < 3000; ++trial) {
+        int max = trial % 3 == 0 ? 16 : trial % 3 == 1 ? 15 : 4;
+        int nc = max == 4 ? -1 : ncs[lcg(8)];
+        int dense = (int)lcg(17), i, total;
+        struct bit_reader r;
+        h264_bits b;
+
+        for (i = 0; i < max; ++i)
+            coef[i] = (int)lcg(16) < dense ? random_level() : 0;
+        if (lcg(4) == 0) /* trailing ones at the end */
+            for (i = max - 1 - (int)lcg(4); i < max; ++i)
+                coef[i] = (int16_t)(lcg(2) != 0 ? 1 : -1);
+        h264_bits_init(&b, buffer, sizeof buffer);
+        total = h264_cavlc_block(&b, coef, max, nc);
+        r.bits = bit_string(&b);
+        r.at = 0;
+        TEST_ASSERT_EQUAL_INT(total, read_block(&r, back, max, nc));
+        TEST_ASSERT_EQUAL_MEMORY(coef, back, (size_t)max * sizeof coef[0]);
+        TEST_ASSERT_EQUAL_INT((int)strlen(r.bits), r.at); /* nothing left over */
+        if (total > 10) {
+            int ones = 0;
+            for (i = max - 1; i >= 0 && ones < 3; --i)
+                if (coef[i] == 1 || coef[i] == -1)
+                    ++ones;
+                else if (coef[i] != 0)
+                    break;
+            ++above_ten;
+            above_ten_no_t1 += ones < 3;
+        }
+        for (i = 0; i < max; ++i)
+            escapes += coef[i] > 1000 || coef[i] < -1000;
+    }
+    /* the cases the sweep is for did come up */
+    TEST_ASSERT_GREATER_THAN(100, above_ten);
+    TEST_ASSERT_GREATER_THAN(50, above_ten_no_t1);
+    TEST_ASSERT_GREATER_THAN(100, escapes);
+}
+
 /* ------------------------------------------------------------ transforms */
 
 /* C X C^T by plain matrix products, with the forward core matrix C */
