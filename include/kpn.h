@@ -365,7 +365,9 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity);
  * KPN_ENOMEM: the arena cannot hold the net and its reserve pool (also
  *             when their size overflows a size_t).
  * KPN_ESTATE: a run of the net at the same place is under way (an init
- *             from one of its processes).
+ *             from one of its processes), or the arena holds the
+ *             caller's own stack (an init from a process over the memory
+ *             its net runs in, at any offset).
  * On failure '*net' is not written; KPN_EINVAL, KPN_ENOMEM and
  * KPN_ESTATE leave the arena, and any net in it, as they were.  Once a
  * call succeeds, or fails with KPN_ETHREAD, every handle of a net this

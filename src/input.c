@@ -107,13 +107,11 @@ static void signal_net(kpn_net *net)
 
 kpn_status kpn_offer(kpn_chan *c, const void *msg)
 {
-    kpn_status s = check_input(c);
+    kpn_status s = msg == NULL ? KPN_EINVAL : check_input(c); /* EINVAL before EPERM */
     size_t sent;
 
     if (s != KPN_OK)
         return s;
-    if (msg == NULL)
-        return KPN_EINVAL;
     if (KPNI_SHARED_LOAD(&c->closed))
         return KPN_ESTATE;
     if (KPNI_LOAD(&c->reader->state) == KPN_PROC_EXITED)

@@ -202,6 +202,16 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
     if (check_config(&cfg) != KPN_OK)
         return KPN_EINVAL;
 
+    /* An arena that holds the caller's own stack: an init from a process
+     * over memory its net runs in, at any offset, would write over the
+     * frames it returns through.  (A net of a process's own, in an array
+     * on its stack, lies above this frame.) */
+    {
+        unsigned char here;
+
+        if ((uintptr_t)&here - (uintptr_t)mem < size)
+            return KPN_ESTATE;
+    }
     /* Check the whole layout fits before writing a byte: an init refused
      * for its arguments or its size leaves the arena, and any net that
      * lives in it, as they were (a refused semaphore, below, comes too

@@ -601,6 +601,7 @@ void test_input_errors(void)
 
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_offer(NULL, &v));
     TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_offer(c, &v));
+    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_offer(c, NULL)); /* as kpn_send: the argument first */
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_input_close(NULL));
     TEST_ASSERT_EQUAL_INT(KPN_EPERM, kpn_input_close(c));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect_input(net, &f.in, p, sizeof v, 1));

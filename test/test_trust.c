@@ -330,9 +330,11 @@ static void sends_three(void *arg)
         kpn_send(over_ch, &v);
 }
 
+static size_t over_offset;
+
 static void inits_over_its_net(void *arg)
 {
-    over_init = kpn_net_init(&over_out, arg, SPACE, NULL);
+    over_init = kpn_net_init(&over_out, (unsigned char *)arg + over_offset, SPACE - over_offset, NULL);
     sends_three(NULL);
 }
 
@@ -345,11 +347,16 @@ static void sums(void *arg)
         over_sum += v;
 }
 
+/* At the net's own place, and a few bytes or lines off it, where no
+ * net is found but the caller's stack lies in the arena. */
 void test_init_over_a_running_net_is_refused_and_the_run_goes_on(void)
 {
-    unsigned runners;
+    static const size_t offsets[] = {0, 1, 16, 256, 4096};
+    unsigned runners, k;
 
-    for (runners = 1; runners <= 2; ++runners) {
+    for (k = 0; k < 2 * sizeof offsets / sizeof offsets[0]; ++k) {
+        runners = 1 + k % 2;
+        over_offset = offsets[k / 2];
         kpn_config cfg;
         kpn_net *net;
         kpn_proc *w, *r;
