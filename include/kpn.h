@@ -88,6 +88,22 @@ typedef struct kpn_net kpn_net;
 typedef struct kpn_proc kpn_proc;
 typedef struct kpn_chan kpn_chan;
 
+/* Handles.  Every call checks the handles it is given: NULL, one of
+ * another kind, or a stale one (of a net released, or whose arena was
+ * given to kpn_net_init again: that call says where a stale handle
+ * cannot be told) gets KPN_EINVAL, or NULL or 0.  A pointer that was
+ * never a handle is read to be checked: the calls but kpn_send and
+ * kpn_recv first check that it is aligned as every record is; those two,
+ * whose check is a few instructions of every message, read its first
+ * line whatever it is (undefined for a misaligned pointer, a fault on a
+ * core that traps one).  The compact layout (KPN_COMPACT, the default
+ * off Unix) checks a channel by its tag alone: a stale channel whose
+ * record still holds its tag passes that check, and the call goes on to
+ * its others (a send or a close from the host gets KPN_EPERM, an offer
+ * to a released net's input may get KPN_ESTATE, and kpn_chan_capacity
+ * and kpn_chan_fill read the old record).
+ * docs/errors.md lists what is checked and what cannot be. */
+
 /* Smallest stack, in bytes, that kpn_spawn accepts.  A port for a small
  * target sets its own in its port_config.h, which the library's build
  * takes (the Cortex-M and RISC-V ports', by the target alone), or the
@@ -170,8 +186,9 @@ typedef struct kpn_config {
      * channel returns KPN_EDEADLOCK. */
     int resolve;
     /* 0 (default): a true deadlock (processes that each wait to read from
-     * the next, round a cycle) is Kahn termination for them: counted,
-     * reported by kpn_report, and the rest of the net runs on.
+     * the next, round a cycle) is Kahn termination for them: the rest of
+     * the net runs on, and with resolve 1 it is counted and reported by
+     * kpn_report (with resolve 0 nothing looks for it).
      * 1: a true deadlock ends the run with KPN_EDEADLOCK.  With resolve 0
      * too, the cycles are found when the net comes to rest (the run ends
      * with KPN_EDEADLOCK then, counted and reported all the same). */
@@ -339,8 +356,11 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity);
  * of its own that a process builds and runs is not (kpn keeps no global
  * state to tell), and if that net's arena lies on the process's stack,
  * its processes pass for that process in the caller checks of the outer
- * net's channels.  Calls on one net from two threads at once are not
- * supported. */
+ * net's channels.  A process that runs a net of several runners needs
+ * more than kpn_stack_min() for it: kpn_run starts the runner threads
+ * from its stack (one that does little else peaks at 4.3 KiB on x86-64
+ * glibc).  Calls on one net from
+ * two threads at once are not supported. */
 
 /* Place a net at the start of 'arena' (any alignment; up to 15 bytes are
  * skipped to align it).  'cfg' NULL means kpn_config_default.  The arena
@@ -376,9 +396,11 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity);
  * over its fields; one that starts further in leaves the old net's
  * fields standing over records it overwrote, so release a net
  * (kpn_net_release) before its memory is used for anything but a net
- * at the same place.  The one exception is the old net's own handle
- * where the new net starts at the same address: that pointer is the new
- * net. */
+ * at the same place.  The exception is a handle at whose address the new
+ * net has put a record of the same kind: that pointer is the new record
+ * (the old net's own handle where the new net starts at the same
+ * address, or a process or channel of a net built again in the same
+ * order). */
 kpn_status kpn_net_init(kpn_net **net, void *arena, size_t arena_size,
                         const kpn_config *cfg);
 
@@ -518,8 +540,8 @@ kpn_status kpn_reserve_add(kpn_net *net, void *mem, size_t size);
  * over one CPU it runs on runner 0 (cfg.cpus).  A pin of a process that
  * has returned is kept and changes nothing.  Host thread, not while
  * running.
- * KPN_EINVAL: NULL, or no such runner.  KPN_ESTATE: the net is running,
- * or faulted (a stack overflow). */
+ * KPN_EINVAL: NULL, a stale process, or no such runner.
+ * KPN_ESTATE: the net is running, or faulted (a stack overflow). */
 kpn_status kpn_proc_pin(kpn_proc *p, unsigned runner);
 
 /* A placement learnt from a run (Vrba's thesis, 4.2.3): after 'net' has
@@ -673,7 +695,9 @@ const kpn_proc *kpn_proc_next(const kpn_net *net, const kpn_proc *prev);
 const kpn_proc *kpn_net_fault(const kpn_net *net);
 
 /* Messages a channel holds now (its capacity, which grows when the
- * resolver enlarges it) and queued now; 0 for NULL. */
+ * resolver enlarges it) and queued now; 0 for NULL.  Messages left queued
+ * when the reader exited stay in the fill, and count in
+ * kpn_stats.discarded too. */
 size_t kpn_chan_capacity(const kpn_chan *c);
 size_t kpn_chan_fill(const kpn_chan *c);
 

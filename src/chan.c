@@ -11,9 +11,9 @@ KPNI_TAG_READ int kpni_chan_valid(const kpn_chan *c)
 #if KPN_COMPACT
     /* The compact layout has no room for a serial: the tag alone
      * (docs/errors.md says what that leaves unchecked). */
-    return c != NULL && c->magic == KPNI_CHAN_MAGIC;
+    return c != NULL && KPNI_ALIGNED(c) && c->magic == KPNI_CHAN_MAGIC;
 #else
-    return c != NULL && c->magic == KPNI_CHAN_MAGIC &&
+    return c != NULL && KPNI_ALIGNED(c) && c->magic == KPNI_CHAN_MAGIC &&
            c->seal == kpni_seal(c, c->net) && kpni_net_valid(c->net) &&
            c->serial == c->net->serial && kpni_in_arena(c->net, c, sizeof *c);
 #endif

@@ -340,6 +340,10 @@ static inline uintptr_t kpni_seal(const void *self, const void *other)
 #endif
 
 #define KPNI_ALIGN 16u  /* every carve; the stack ABI wants 16 */
+/* Whether 'p' is aligned as every net, process and channel record is: a
+ * handle's fields are read only once it is, for a misaligned read is
+ * undefined, and a fault on a core that traps one (Cortex-M0). */
+#define KPNI_ALIGNED(p) (((uintptr_t)(p) & (KPNI_ALIGN - 1u)) == 0)
 
 /* ------------------------------------------------------------------ */
 /* The arena: one bump region, growing up, and (later) a reserve pool at
@@ -1723,7 +1727,8 @@ void kpni_resolve_record(kpn_net *net);
  * channel, and a call cost more than the compares it makes. */
 static KPNI_TAG_READ inline int kpni_net_valid(const kpn_net *net)
 {
-    return net != NULL && net->magic == KPNI_NET_MAGIC && net->tail[0] == KPNI_NET_MAGIC &&
+    return net != NULL && KPNI_ALIGNED(net) && net->magic == KPNI_NET_MAGIC &&
+           net->tail[0] == KPNI_NET_MAGIC &&
            net->tail[1] == net->serial;
 }
 

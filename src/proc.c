@@ -355,7 +355,7 @@ KPNI_TAG_READ int kpni_proc_live(const kpn_net *net, const kpn_proc *p)
     /* The record's own layout first: an overflow from the block above
      * reaches the 'net' field only through the fields checked here, so
      * 'net' is followed only when they are intact. */
-    return p != NULL && p->magic == KPNI_PROC_MAGIC &&
+    return p != NULL && KPNI_ALIGNED(p) && p->magic == KPNI_PROC_MAGIC &&
 #if KPN_NAME_COPY
            p->name == (const char *)p + kpni_align_up(sizeof *p) &&
 #else

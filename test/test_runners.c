@@ -214,6 +214,135 @@ void test_pin_while_running_is_refused(void)
     TEST_ASSERT_EQUAL_PTR(pin_runner_before, pin_runner_after);
 }
 
+/* Every call that builds or runs a net, made by a process of it while it
+ * runs on several runners: refused, and the run goes on.  Each process
+ * makes them once from wherever it runs. */
+struct builds { kpn_status got[10]; kpn_chan *out; };
+static kpn_proc *first_builder;
+
+static void builds_during_the_run(void *arg)
+{
+    struct builds *b = arg;
+    kpn_proc *p = NULL;
+    kpn_chan *c = NULL;
+    kpn_net *n = NULL;
+    unsigned home[8];
+    unsigned char region[256];
+    int v = 1;
+
+    b->got[0] = kpn_run(net);
+    b->got[1] = kpn_spawn(net, &p, "late", idle, NULL, STACK);
+    b->got[2] = kpn_connect(net, &c, first_builder, first_builder, sizeof(int), 1);
+    b->got[3] = kpn_connect_input(net, &c, first_builder, sizeof(int), 1);
+    b->got[4] = kpn_reserve_add(net, region, sizeof region);
+    b->got[5] = kpn_place(net, 2, home, 8);
+    b->got[6] = kpn_net_release(net);
+    b->got[7] = kpn_net_init(&n, arena, sizeof arena, NULL);
+    b->got[8] = kpn_proc_pin(first_builder, 0);
+    b->got[9] = p == NULL && c == NULL && n == NULL ? KPN_ESTATE : KPN_OK; /* none written */
+    if (b->out != NULL)
+        kpn_send(b->out, &v);
+}
+
+static void takes_one(void *arg)
+{
+    int v = 0;
+    (void)kpn_recv(*(kpn_chan **)arg, &v);
+}
+
+void test_building_calls_from_a_process_are_refused_on_several_runners(void)
+{
+    static struct builds b[4];
+    static kpn_chan *links[4];
+    unsigned runners, i, k;
+
+    for (runners = 2; runners <= 4; runners += 2) {
+        kpn_stats st;
+
+        init(runners, KPN_POLICY_WS, KPN_WAKE_LAST);
+        for (i = 0; i < runners; ++i) {
+            kpn_proc *w, *r;
+
+            memset(&b[i], 0, sizeof b[i]);
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "builder", builds_during_the_run, &b[i], STACK));
+            if (i == 0)
+                first_builder = w;
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "taker", takes_one, &links[i], STACK));
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &links[i], w, r, sizeof(int), 1));
+            b[i].out = links[i];
+        }
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
+        for (i = 0; i < runners; ++i)
+            for (k = 0; k < 10; ++k)
+                TEST_ASSERT_EQUAL_INT(KPN_ESTATE, b[i].got[k]);
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+        TEST_ASSERT_EQUAL_size_t(2 * runners, st.procs);
+        TEST_ASSERT_EQUAL_size_t(2 * runners, st.procs_exited);
+        TEST_ASSERT_EQUAL_size_t(runners, st.chans);
+        TEST_ASSERT_EQUAL_UINT64(runners, st.messages);
+    }
+}
+
+/* KPN_EDEADLOCK on several runners: a writer blocked on a full channel
+ * with the resolver off, and a true deadlock under cfg.strict; each with
+ * its processes on different runners, messages in place. */
+static kpn_chan *dl_ab, *dl_ba;
+
+static void fills_then_waits(void *arg)
+{
+    int v = 0;
+
+    (void)arg;
+    for (v = 0; v < 3; ++v)
+        kpn_send(dl_ab, &v); /* the third blocks: capacity 2, nobody reads */
+}
+
+static void reads_other(void *arg)
+{
+    int v;
+
+    (void)kpn_recv(arg == NULL ? dl_ab : dl_ba, &v);
+}
+
+void test_a_deadlock_ends_the_run_with_edeadlock_on_several_runners(void)
+{
+    unsigned runners;
+
+    for (runners = 2; runners <= 4; runners += 2) {
+        kpn_config cfg = config(runners, KPN_POLICY_STATIC, KPN_WAKE_LAST);
+        kpn_proc *a, *b;
+        kpn_stats st;
+
+        /* resolve 0: a's third send waits on a full channel for good */
+        cfg.resolve = 0;
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+        a = spawn_on("a", fills_then_waits, NULL, 0);
+        b = spawn_on("b", reads_other, &dl_ba, runners - 1); /* reads a channel nobody writes */
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &dl_ab, a, b, sizeof(int), 2));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &dl_ba, a, b, sizeof(int), 1));
+        TEST_ASSERT_EQUAL_INT(KPN_EDEADLOCK, kpn_run(net));
+        TEST_ASSERT_EQUAL_size_t(2, kpn_chan_fill(dl_ab));
+        TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+        TEST_ASSERT_EQUAL_size_t(1, st.procs_blocked_write);
+        TEST_ASSERT_EQUAL_INT(KPN_EDEADLOCK, kpn_run(net)); /* and so again */
+
+        /* strict, the resolver off and on: a and b each wait to read
+         * from the other */
+        for (cfg.resolve = 0; cfg.resolve <= 1; ++cfg.resolve) {
+            cfg.strict = 1;
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
+            a = spawn_on("a", reads_other, NULL, 0);
+            b = spawn_on("b", reads_other, &dl_ba, runners - 1);
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &dl_ab, b, a, sizeof(int), 1));
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_connect(net, &dl_ba, a, b, sizeof(int), 1));
+            TEST_ASSERT_EQUAL_INT(KPN_EDEADLOCK, kpn_run(net));
+            TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_stats(net, &st));
+            TEST_ASSERT_EQUAL_size_t(2, st.procs_blocked_read);
+            TEST_ASSERT_EQUAL_UINT64(1, st.true_deadlocks);
+        }
+    }
+}
+
 /* Under the static policy a pinned process runs only on its runner. */
 static kpn_chan *pp_ab, *pp_ba;
 static long pp_rounds, pp_seen_a, pp_seen_b;
@@ -714,7 +843,7 @@ void test_a_stranger_races_nothing_while_both_ends_pass_messages(void)
 static int pair_done;
 static long spun;
 
-struct duo { kpn_chan *out, *in; int got[3]; };
+struct duo { kpn_chan *out, *in; int got[3]; int sent; };
 
 static void duo_send_then_read(void *arg)
 {
@@ -722,6 +851,7 @@ static void duo_send_then_read(void *arg)
     int i, v;
     for (i = 0; i < 3; ++i)
         kpn_send(d->out, &i);
+    __atomic_store_n(&d->sent, 1, __ATOMIC_SEQ_CST);
     for (i = 0; i < 3 && kpn_recv(d->in, &v) == KPN_OK; ++i)
         d->got[i] = v;
     __atomic_add_fetch(&pair_done, 1, __ATOMIC_SEQ_CST);
@@ -791,10 +921,25 @@ static struct busy busy[2];
 static long a_sent_at;
 
 /* B, which busy[0]'s pair waits for (NULL: none), and whether it came
- * to wait on its channel */
+ * to wait on its channel, or got past its sends before the pair looked
+ * (a host that kept runner 0's thread off its CPU meanwhile lets runner
+ * 1 make the walk that frees it first) */
 static kpn_proc *ping_waits_for;
 static kpn_chan *ping_waits_on;
+static const int *ping_passed;
 static int ping_saw_wait;
+
+static int waits_or_passed(const kpn_proc *p, const kpn_chan *c, const int *passed)
+{
+    long spins;
+
+    for (spins = 0; spins < 1000000000L; ++spins)
+        if ((__atomic_load_n(&p->state, __ATOMIC_SEQ_CST) == KPN_PROC_BLOCKED_WRITE &&
+             __atomic_load_n(&p->wait, __ATOMIC_SEQ_CST) == c) ||
+            __atomic_load_n(passed, __ATOMIC_SEQ_CST))
+            return 1;
+    return 0;
+}
 
 /* The walks the ping's runner has put off, in that runner's switches:
  * the ping runs on it, and only it notes walks or counts its switches
@@ -820,7 +965,7 @@ static void busy_ping(void *arg)
      * rounds would only race that runner's thread to start (on a loaded
      * host it once had not run by the end of them) */
     if (b == &busy[0] && ping_waits_for != NULL)
-        ping_saw_wait = waits_on(ping_waits_for, KPN_PROC_BLOCKED_WRITE, ping_waits_on);
+        ping_saw_wait = waits_or_passed(ping_waits_for, ping_waits_on, ping_passed);
     for (i = 0; i < b->rounds && __atomic_load_n(&pair_done, __ATOMIC_SEQ_CST) < 2; ++i) {
         kpn_send(b->to, &i);
         if (kpn_recv(b->back, &v) != KPN_OK || v != i)
@@ -874,6 +1019,7 @@ void test_a_walk_put_off_is_made_within_its_bound_while_its_runner_stays_busy(vo
         b.in = a.out;
         a.in = b.out;
         ping_waits_on = b.out;
+        ping_passed = &b.sent;
         for (k = 0; k < 2; ++k) {
             busy[k].rounds = rounds;
             busy[k].done = 0;
@@ -886,6 +1032,7 @@ void test_a_walk_put_off_is_made_within_its_bound_while_its_runner_stays_busy(vo
         }
         pair_done = 0;
         a_sent_at = -1;
+        a.sent = b.sent = 0;
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
         TEST_ASSERT_EQUAL_INT(2, pair_done);
         TEST_ASSERT_TRUE(a_sent_at >= 0);
