@@ -5,6 +5,8 @@
 # macros) and OUT/kpn.h (include/kpn.h with a version line).
 #
 #   sh tools/amalgamate.sh [OUT]        OUT defaults to build/amalgamation
+#                                       in the kpn tree; a relative OUT is
+#                                       taken from the current directory
 #
 # The tree stays the source of truth; tools/amalgamate.awk does the work.
 set -eu
@@ -31,9 +33,15 @@ riscv ; !defined(__unix__) && !defined(__APPLE__) && defined(__riscv) ; port/ris
 none  ; 1 ; ;
 '
 
+# A relative OUT is the caller's: resolved here, before the cd.
 root=$(cd "$(dirname "$0")/.." && pwd)
+case ${1:-} in
+    '') out=$root/build/amalgamation ;;
+    /*) out=$1 ;;
+    *) out=$(pwd)/$1 ;;
+esac
+shown=${1:-$out}
 cd "$root"
-out=${1:-build/amalgamation}
 
 version=$(sed -n 's/^#define KPN_VERSION_STRING "\(.*\)"$/\1/p' include/kpn.h)
 [ -n "$version" ] || { echo "amalgamate: include/kpn.h defines no KPN_VERSION_STRING" >&2; exit 1; }
@@ -51,4 +59,4 @@ mv "$out/kpn.c.tmp" "$out/kpn.c"
 } > "$out/kpn.h.tmp"
 mv "$out/kpn.h.tmp" "$out/kpn.h"
 
-echo "amalgamate: $out/kpn.c ($(wc -l < "$out/kpn.c") lines) and $out/kpn.h, kpn $version"
+echo "amalgamate: $shown/kpn.c ($(wc -l < "$out/kpn.c") lines) and $shown/kpn.h, kpn $version"
