@@ -45,7 +45,14 @@ cd "$root"
 
 version=$(sed -n 's/^#define KPN_VERSION_STRING "\(.*\)"$/\1/p' include/kpn.h)
 [ -n "$version" ] || { echo "amalgamate: include/kpn.h defines no KPN_VERSION_STRING" >&2; exit 1; }
-revision=$(git describe --always --dirty 2>/dev/null || echo "no git")
+# The revision only when kpn's root is the top of its own git work tree:
+# a kpn copied without its .git into another repository would otherwise
+# be described by that repository.
+revision="no git"
+if top=$(git -C "$root" rev-parse --show-toplevel 2>/dev/null) &&
+   [ "$(cd "$top" && pwd -P)" = "$(cd "$root" && pwd -P)" ]; then
+    revision=$(git -C "$root" describe --always --dirty 2>/dev/null || echo "no git")
+fi
 core=$(ls src/*.c | LC_ALL=C sort | tr '\n' ' ')
 
 mkdir -p "$out"
