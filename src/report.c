@@ -6,12 +6,12 @@
 
 /* snprintf's contract without snprintf (the core has no libc): count
  * every byte, store those that fit, always leave room for the NUL. */
-typedef struct out {
+typedef struct report_out {
     char *buf;
     size_t len, n;
-} out;
+} report_out;
 
-static void put(out *o, const char *s)
+static void put(report_out *o, const char *s)
 {
     for (; *s != '\0'; ++s, ++o->n)
         if (o->n + 1 < o->len)
@@ -20,7 +20,7 @@ static void put(out *o, const char *s)
 
 /* Decimal by subtracting powers of ten: a 32-bit target then needs no
  * 64-bit division routine from its compiler's runtime. */
-static void put_uint(out *o, uint64_t v)
+static void put_uint(report_out *o, uint64_t v)
 {
     static const uint64_t pow10[20] = {
         10000000000000000000u, 1000000000000000000u, 100000000000000000u,
@@ -48,7 +48,7 @@ static void put_uint(out *o, uint64_t v)
  * kept where the caller has it (KPN_NAME_COPY 0) may lie anywhere, above
  * the arena too: the record has passed kpni_proc_sane, whose seal of the
  * pointer an overflow that changed it would have to forge. */
-static void put_name(out *o, const kpn_net *net, const kpn_proc *p)
+static void put_name(report_out *o, const kpn_net *net, const kpn_proc *p)
 {
     const char *s = p->name;
     const unsigned char *end = KPN_NAME_COPY ? net->arena.next : NULL;
@@ -73,7 +73,7 @@ static const char *state_word(kpn_proc_state s)
     return "?";
 }
 
-static void put_chan(out *o, const kpn_net *net, const kpn_chan *c)
+static void put_chan(report_out *o, const kpn_net *net, const kpn_chan *c)
 {
     if (!kpni_chan_sane(net, c) || !kpni_proc_sane(net, c->writer) ||
         !kpni_proc_sane(net, c->reader)) {
@@ -104,7 +104,7 @@ static int can_follow(const kpn_net *net, const kpn_proc *p)
 /* The chain of waits from 'start': round a cycle back to it (all of it:
  * every member of a true deadlock is 'dead'), or on to a process that is
  * not blocked, or from outside into a true deadlock. */
-static void put_chain(out *o, const kpn_net *net, const kpn_proc *start)
+static void put_chain(report_out *o, const kpn_net *net, const kpn_proc *start)
 {
     const kpn_proc *p = start;
     size_t steps = 0;
@@ -129,7 +129,7 @@ static void put_chain(out *o, const kpn_net *net, const kpn_proc *start)
 
 size_t kpn_report(const kpn_net *net, char *buf, size_t len)
 {
-    out o;
+    report_out o;
     const kpn_proc *p;
     kpni_counts st; /* not a kpn_stats: 384 bytes on a process-sized stack */
     uint64_t i;
