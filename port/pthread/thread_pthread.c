@@ -223,7 +223,7 @@ static void *thread_main(void *self)
         /* what the caller's own affinity was; a failure leaves the
          * thread where it may start, which is only slower */
         if (sched_getaffinity(0, sizeof set, &set) == 0) {
-            CPU_SET(t->apart, &set);
+            CPU_SET((size_t)t->apart, &set);
             (void)sched_setaffinity(0, sizeof set, &set);
         }
     }
@@ -243,9 +243,9 @@ static int start_apart(struct kpn_port_thread *t, pthread_attr_t *attr)
         int cpu = sched_getcpu();
 
         if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof set, &set) != 0 ||
-            !CPU_ISSET(cpu, &set) || CPU_COUNT(&set) < 2)
+            !CPU_ISSET((size_t)cpu, &set) || CPU_COUNT(&set) < 2)
             return 0;
-        CPU_CLR(cpu, &set);
+        CPU_CLR((size_t)cpu, &set);
         if (pthread_attr_setaffinity_np(attr, sizeof set, &set) != 0)
             return 0;
         t->apart = cpu;
