@@ -483,7 +483,7 @@ static KPNI_NOINLINE void block_any(kpn_proc *self, kpn_proc_state why, kpn_chan
      * (runners.c, "Wakes from other runners") then writes self's queue
      * link, which this runner wrote last */
     KPNI_STORE_REL(&self->wait, on);
-    KPNI_STORE(&self->state, why);
+    KPNI_STORE(&self->state, (unsigned char)why);
     if (mt && (KPNI_CROSS(on) || KPNI_UNFLIPS(r) != unflips)) {
         kpni_chan_waiting(on, why); /* after the state: a look it asks for sees that */
         KPNI_FENCE();
@@ -540,7 +540,7 @@ parks:
 static KPNI_NOINLINE void block_walks(kpn_proc *self, kpn_proc_state why, kpn_chan *on)
 {
     KPNI_STORE(&self->wait, on);
-    KPNI_STORE(&self->state, why);
+    KPNI_STORE(&self->state, (unsigned char)why);
     kpni_proc_waits_for(self)->nwaiters++;
     if (why == KPN_PROC_BLOCKED_READ && self->nwaiters == 0)
         self->watched = 0; /* nobody waits on self: it ends no chain */
