@@ -72,7 +72,7 @@ void kpn_port_init(kpn_port_ctx *ctx, void *stack, size_t size,
                    void (*fn)(void *), void *arg)
 {
     struct switch_frame *frame =
-        (struct switch_frame *)((unsigned char *)stack + size) - 1;
+        (struct switch_frame *)(void *)((unsigned char *)stack + size) - 1;
 
     frame->mxcsr = INITIAL_MXCSR;
     frame->x87_control = INITIAL_X87_CONTROL;
