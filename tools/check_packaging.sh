@@ -155,6 +155,12 @@ ok "(d) amalgamation, same program on 4 runners (KPN_RUNNERS=4)"
 (cd "$APP" && $CC -std=c99 -pedantic -Wall -Wextra -Wshadow -Werror -O2 -c kpn.c -o strict.o) >"$log" 2>&1 ||
     { cat "$log"; die "the amalgamation warns under -std=c99 -pedantic -Wall -Wextra -Wshadow"; }
 ok "(d) amalgamation warning-free: $CC -std=c99 -pedantic -Wall -Wextra -Wshadow -Werror -O2 -c kpn.c"
+# a whole-program build inlines sends and receives into the program,
+# where the compiler sees the program's buffers
+(cd "$APP" && $CC -std=c99 -pedantic -Wall -Wextra -Werror -O3 -flto -c kpn.c -o lto.o &&
+    $CC -std=c99 -pedantic -Wall -Wextra -Werror -O3 -flto main.c lto.o -lpthread -o app-lto) >"$log" 2>&1 ||
+    { cat "$log"; die "the amalgamation and its program warn or fail under -O3 -flto"; }
+ok "(d) amalgamation and the program, $CC -O3 -flto -Werror: $(run_app "$APP/app-lto")"
 # the other builds a user may pick on the host, with each compiler here:
 # what one leaves unused (a function, a parameter) the others use
 cfgs="-DKPN_PORT=posix|-DKPN_PORT=none|-DKPN_THREADS=0|-DKPN_COMPACT=1|-DKPN_PORT=none -DKPN_COMPACT=1 -DKPN_REPORT=0"
