@@ -257,6 +257,31 @@ void __tsan_switch_to_fiber(void *fiber, unsigned flags);
  * and stored whole (relaxed atomics: plain moves on every target); the
  * channel counters publish messages with acquire/release.  With one
  * runner, or without threads, these compile to plain accesses. */
+
+/* Where the compiler has no lock-free atomics of a word or a pointer
+ * (ARMv6-M, the M0 and M0+: no LDREX/STREX, so none of a byte either),
+ * clang makes an acquire load or a release store a call to
+ * __atomic_load_4 and the like, which nothing provides; GCC inlines them
+ * on ARMv6-M, though not on RISC-V without the A extension.  Threads are
+ * off there, and what the one runner shares it shares with an interrupt
+ * handler: such a load or store is a volatile access (a naturally
+ * aligned byte, word or pointer is loaded and stored whole) with a fence
+ * after the load or before the store, the DMB that GCC's own atomics put
+ * there, which orders them for another core too. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && \
+    defined(__GCC_ATOMIC_POINTER_LOCK_FREE) &&                                   \
+    (__GCC_ATOMIC_INT_LOCK_FREE < 2 || __GCC_ATOMIC_POINTER_LOCK_FREE < 2)
+#define KPNI_VOLATILE_LOAD_ACQ(p)                                                 \
+    __extension__({                                                               \
+        __typeof__(*(p)) kpni_v_ = *(volatile __typeof__(*(p)) *)(p);             \
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);                                  \
+        kpni_v_;                                                                  \
+    })
+#define KPNI_VOLATILE_STORE_REL(p, v)                                             \
+    (__atomic_thread_fence(__ATOMIC_RELEASE),                                     \
+     (void)(*(volatile __typeof__(*(p)) *)(p) = (v)))
+#endif
+
 #if KPN_THREADS
 /* The yielding build (make test-yield, make fuzz-yield) may give up the
  * CPU before each of these and at each lock taken or let go
@@ -280,8 +305,13 @@ void kpni_fuzz_yield(void);
  * move on x86). */
 #define KPNI_LOAD(p) (*(p))
 #define KPNI_STORE(p, v) (*(p) = (v))
+#ifdef KPNI_VOLATILE_LOAD_ACQ
+#define KPNI_LOAD_ACQ(p) KPNI_VOLATILE_LOAD_ACQ(p)
+#define KPNI_STORE_REL(p, v) KPNI_VOLATILE_STORE_REL(p, v)
+#else
 #define KPNI_LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define KPNI_STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#endif
 #define KPNI_FENCE() ((void)0)
 #else
 #define KPNI_LOAD(p) (*(p))
@@ -970,8 +1000,14 @@ enum { KPNI_RD_POS, KPNI_RD_RECEIVED, KPNI_RD_SENT, KPNI_RD_BYTES };
 /* Input channels are shared with an interrupt handler or another thread
  * whatever KPN_THREADS says, so their counters and flags always go
  * through the compiler's atomics (plain word loads and stores and a
- * barrier on a single core; no library call on any target). */
-#if defined(__GNUC__) || defined(__clang__)
+ * barrier on a single core), or, where the compiler has no lock-free
+ * atomics of a word (ARMv6-M), through a volatile access and a fence
+ * (KPNI_VOLATILE_LOAD_ACQ above): no library call on any target. */
+#ifdef KPNI_VOLATILE_LOAD_ACQ
+#define KPNI_SHARED_LOAD(p) KPNI_VOLATILE_LOAD_ACQ(p)
+#define KPNI_SHARED_STORE(p, v) KPNI_VOLATILE_STORE_REL(p, v)
+#define KPNI_SHARED_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#elif defined(__GNUC__) || defined(__clang__)
 #define KPNI_SHARED_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define KPNI_SHARED_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define KPNI_SHARED_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)

@@ -384,7 +384,7 @@ static int walk(kpni_runner *r, kpn_proc *self, kpn_proc_state why, int mt)
      * which a waker on another runner may claim self for even now, with
      * no lock: 'wait' first, then the state.  So the state first here:
      * READY from such a waker shows its claim. */
-    state = __atomic_load_n(&self->state, __ATOMIC_ACQUIRE);
+    state = KPNI_LOAD_ACQ(&self->state);
     if (KPNI_IS_CLAIMED(KPNI_LOAD(&self->wait))) {
         go_on = 0; /* parks, and r queues it as it empties the inbox */
     } else if (state != why) {
