@@ -311,7 +311,7 @@ typedef struct kpn_config {
 } kpn_config;
 
 /* cfg.reserve_size: grow channels from the arena's free remainder. */
-#define KPN_RESERVE_ARENA ((size_t)-1)
+#define KPN_RESERVE_ARENA SIZE_MAX
 
 /* Fill 'cfg' with the defaults.  NULL is ignored. */
 void kpn_config_default(kpn_config *cfg);
