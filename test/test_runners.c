@@ -20,6 +20,7 @@
 TEST_SOURCE_FILE("bench/randnet.c")
 TEST_SOURCE_FILE("src/arena.c")
 TEST_SOURCE_FILE("src/chan.c")
+TEST_SOURCE_FILE("src/input.c")
 TEST_SOURCE_FILE("src/net.c")
 TEST_SOURCE_FILE("src/place.c")
 TEST_SOURCE_FILE("src/pool.c")
