@@ -981,7 +981,7 @@ enum { KPNI_RD_POS, KPNI_RD_RECEIVED, KPNI_RD_SENT, KPNI_RD_BYTES };
 #define KPNI_RD_OFF(c) offsetof(kpn_chan, rpos)
 #define KPNI_RD_RING_BYTES(c, rd) ((c)->cap * (c)->msg_size)
 #endif
-#define KPNI_RD(c) ((size_t *)(void *)((unsigned char *)(c) + KPNI_RD_OFF(c)))
+#define KPNI_RD(c) ((size_t *)(uintptr_t)((const unsigned char *)(c) + KPNI_RD_OFF(c)))
 #define KPNI_RECEIVED(c) (KPNI_RD(c)[KPNI_RD_RECEIVED])
 
 /* Where the ends may run at once, the word that says an end may wait on
@@ -1440,7 +1440,7 @@ static inline kpn_proc *kpni_queue_pop_front(kpni_runner *r)
  * queues it sets: the process may be blocking still, and only its own
  * runner's thread writes its mark then. */
 #if KPN_THREADS
-extern const int kpni_claimed_words[3];
+extern int kpni_claimed_words[3];
 #define KPNI_CLAIMED ((kpn_chan *)(void *)&kpni_claimed_words[0])
 #define KPNI_CLAIMED_MARK ((kpn_chan *)(void *)&kpni_claimed_words[1])
 /* 'wait' while a runner takes a blocked process over (runners.c,

@@ -61,7 +61,7 @@ static void cpu_relax(void)
  * never wait for each other.
  */
 
-const int kpni_claimed_words[3];
+int kpni_claimed_words[3];
 
 /* A test-and-test-and-set lock that yields the CPU when it spins long:
  * held for a few hundred instructions at most (a block, a wake, a

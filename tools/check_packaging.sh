@@ -13,7 +13,7 @@
 #   (c) CMake add_subdirectory of this tree (each port), and FetchContent
 #   (d) the amalgamation: cc -c kpn.c, linked with -lpthread, run; also
 #       -DKPN_PORT=posix, the port under shadow stacks (x86-64), and
-#       warning-free under -std=c99 -pedantic -Wshadow, by
+#       warning-free under -std=c99 -pedantic -Wshadow -Wcast-qual, by
 #       cc and clang, also with threads off (linked and run too) and
 #       the compact layout;
 #       kpn.h included from C++ (tools/consumer/main.cpp), linked with it
@@ -152,9 +152,9 @@ run_block amalgamation "$APP"
 ok "(d) amalgamation, port from the predefined macros: $(run_app "$APP/app")"
 KPN_RUNNERS=4 run_app "$APP/app" >/dev/null
 ok "(d) amalgamation, same program on 4 runners (KPN_RUNNERS=4)"
-(cd "$APP" && $CC -std=c99 -pedantic -Wall -Wextra -Wshadow -Werror -O2 -c kpn.c -o strict.o) >"$log" 2>&1 ||
-    { cat "$log"; die "the amalgamation warns under -std=c99 -pedantic -Wall -Wextra -Wshadow"; }
-ok "(d) amalgamation warning-free: $CC -std=c99 -pedantic -Wall -Wextra -Wshadow -Werror -O2 -c kpn.c"
+(cd "$APP" && $CC -std=c99 -pedantic -Wall -Wextra -Wshadow -Wcast-qual -Werror -O2 -c kpn.c -o strict.o) >"$log" 2>&1 ||
+    { cat "$log"; die "the amalgamation warns under -std=c99 -pedantic -Wall -Wextra -Wshadow -Wcast-qual"; }
+ok "(d) amalgamation warning-free: $CC -std=c99 -pedantic -Wall -Wextra -Wshadow -Wcast-qual -Werror -O2 -c kpn.c"
 # a whole-program build inlines sends and receives into the program,
 # where the compiler sees the program's buffers
 (cd "$APP" && $CC -std=c99 -pedantic -Wall -Wextra -Werror -O3 -flto -c kpn.c -o lto.o &&
@@ -169,7 +169,7 @@ for cc in $CC clang; do
     for o in -O0 -O2; do
         printf '%s\n' "$cfgs" | tr '|' '\n' | while read -r cfg; do
             # shellcheck disable=SC2086
-            (cd "$APP" && $cc -std=c99 -pedantic -Wall -Wextra -Wshadow -Werror $o $cfg -c kpn.c -o cfg.o) >"$log" 2>&1 ||
+            (cd "$APP" && $cc -std=c99 -pedantic -Wall -Wextra -Wshadow -Wcast-qual -Werror $o $cfg -c kpn.c -o cfg.o) >"$log" 2>&1 ||
                 { cat "$log"; die "the amalgamation warns: $cc $o $cfg"; }
         done
     done
@@ -264,7 +264,7 @@ for target in cortex-m4 rv64; do
     new_app amalgamation-$target
     cp $amal/kpn.c $amal/kpn.h "$APP/"
     run_block amalgamation-$target "$APP"
-    commands=$(readme_block amalgamation-$target | sed 's/ -c kpn.c$/ -std=c99 -pedantic -Wall -Wextra -Wshadow -Werror -c kpn.c -o strict.o/')
+    commands=$(readme_block amalgamation-$target | sed 's/ -c kpn.c$/ -std=c99 -pedantic -Wall -Wextra -Wshadow -Wcast-qual -Werror -c kpn.c -o strict.o/')
     (cd "$APP" && sh -eu -c "$commands") >"$log" 2>&1 || { cat "$log"; die "$target amalgamation warns"; }
     prefix=${xcc%gcc}
     undefined=$(${prefix}nm -u "$APP/kpn.o" | awk '{print $2}' | sort -u | tr '\n' ' ')
