@@ -207,9 +207,14 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
      * frames it returns through.  (A net of a process's own, in an array
      * on its stack, lies above this frame.) */
     {
+#ifdef KPNI_HERE
+        uintptr_t frame = KPNI_HERE(); /* no stack slot, as chan.c's is_running */
+#else
         unsigned char here;
+        uintptr_t frame = (uintptr_t)&here;
+#endif
 
-        if ((uintptr_t)&here - (uintptr_t)mem < size)
+        if (frame - (uintptr_t)mem < size)
             return KPN_ESTATE;
     }
     /* Check the whole layout fits before writing a byte: an init refused
