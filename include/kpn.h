@@ -359,8 +359,7 @@ size_t kpn_size_chan(size_t msg_size, size_t capacity);
  * net's channels.  A process that runs a net of several runners needs
  * more than kpn_stack_min() for it: kpn_run starts the runner threads
  * from its stack (one that does little else peaks at 4.3 KiB on x86-64
- * glibc).  Calls on one net from
- * two threads at once are not supported. */
+ * glibc).  Calls on one net from two threads at once are not supported. */
 
 /* Place a net at the start of 'arena' (any alignment; up to 15 bytes are
  * skipped to align it).  'cfg' NULL means kpn_config_default.  The arena

@@ -1526,9 +1526,9 @@ extern int kpni_claimed_words[3];
 /* The resolver's half of a wake: 'by' releases 'p', which waited on it,
  * so the count of processes waiting on 'by' drops, and chains of waiting
  * processes that ended at 'by' through 'p' now end at 'p', which
- * inherits the watch (docs/resolver.md, "A wake passes the mark on").  Where the
- * counts are kept they say whether a chain runs through 'p' at all
- * (resolve.c, "Stale marks"). */
+ * inherits the watch (docs/resolver.md, "A wake passes the mark on").
+ * Where the counts are kept they say whether a chain runs through 'p' at
+ * all (resolve.c, "Stale marks"). */
 static inline void kpni_wake_rule_as(kpni_runner *waker, kpn_proc *p, kpn_proc *by, int mt)
 {
     if (waker->resolve) {
