@@ -382,11 +382,11 @@ static void sends_three(void *arg)
         kpn_send(over_ch, &v);
 }
 
-static size_t over_offset;
+static size_t over_offset, over_size;
 
 static void inits_over_its_net(void *arg)
 {
-    over_init = kpn_net_init(&over_out, (unsigned char *)arg + over_offset, SPACE - over_offset, NULL);
+    over_init = kpn_net_init(&over_out, (unsigned char *)arg + over_offset, over_size, NULL);
     sends_three(NULL);
 }
 
@@ -399,23 +399,25 @@ static void sums(void *arg)
         over_sum += v;
 }
 
-/* At the net's own place, and a few bytes or lines off it, where no
- * net is found but the caller's stack lies in the arena. */
+/* At the net's own place, given only the net's own bytes (the caller's
+ * stack lies beyond them: the running net is found there), and over the
+ * whole arena at the net's place and a few bytes or lines off it, where
+ * no net is found but the caller's stack lies in the arena. */
 void test_init_over_a_running_net_is_refused_and_the_run_goes_on(void)
 {
-    static const size_t offsets[] = {0, 1, 16, 256, 4096};
-    unsigned runners, k;
+    static const size_t offsets[] = {0, 0, 1, 16, 256, 4096};
+    unsigned k;
 
     for (k = 0; k < 2 * sizeof offsets / sizeof offsets[0]; ++k) {
-        runners = 1 + k % 2;
-        over_offset = offsets[k / 2];
         kpn_config cfg;
         kpn_net *net;
         kpn_proc *w, *r;
         kpn_stats st;
 
         kpn_config_default(&cfg);
-        cfg.runners = runners;
+        cfg.runners = 1 + k % 2;
+        over_offset = offsets[k / 2];
+        over_size = k / 2 == 0 ? kpn_size_net(NULL) : SPACE - over_offset;
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, SPACE, &cfg));
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &w, "w", inits_over_its_net, arena, 16384));
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &r, "r", sums, NULL, 16384));
