@@ -79,7 +79,7 @@ VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-s
                 --fair-sched=yes
 
 .PHONY: all lib test test-port test-bins sanitize tsan test-yield valgrind coverage fuzz fuzz-api fuzz-yield \
-        check-ceedling-links check-cli check-embedded test-qemu test-qemu-riscv test-aarch64 firmware firmware-riscv examples bench-bins deps-examples demo bench scaling clean help
+        check-ceedling-links check-cli check-embedded check-doc-figures test-qemu test-qemu-riscv test-aarch64 firmware firmware-riscv examples bench-bins deps-examples demo bench scaling clean help
 .DELETE_ON_ERROR:
 # keep generated runners: gcovr reads them, and they need no rebuilding
 .SECONDARY:
@@ -104,6 +104,7 @@ help:
 	@echo "make test-aarch64             the AArch64 port's suite, examples and ring under qemu-aarch64 (another host)"
 	@echo "make firmware                 examples/firmware, built and run under QEMU (M4F)"
 	@echo "make firmware-riscv           the same firmware for RISC-V, under QEMU virt (RV32, then RV64)"
+	@echo "make check-doc-figures        the stack figures docs/porting.md quotes, against the targets under QEMU"
 	@echo "make check-ceedling-links     each test built the way Ceedling builds it"
 	@echo "make examples [PORT=...]      build/PORT/examples/*: programs that teach, AES, H.264"
 	@echo "make bench-bins [PORT=...]    build/PORT/bench/*: the papers' benchmark drivers"
@@ -259,6 +260,12 @@ test-qemu:
 test-qemu-riscv:
 	@sh tools/deps.sh cross qemu-riscv
 	@sh tools/test_qemu_riscv.sh
+
+# The stack figures docs/porting.md quotes, against what the targets'
+# tests and the firmware example measure now under QEMU.
+check-doc-figures:
+	@sh tools/deps.sh cross qemu qemu-riscv
+	@sh tools/check_doc_figures.sh
 
 # The AArch64 Linux port from a host of another architecture: cross
 # compiled, run under qemu-aarch64 (tools/test_aarch64.sh).
