@@ -108,15 +108,16 @@ static int spin_while(const int *p, int v, int equal)
 }
 
 /* Spins until 'p' waits on 'c' for 'why' (a process on another runner,
- * read as the shared words they are), for at most a billion looks;
- * whether it came to. */
-static int waits_on(const kpn_proc *p, kpn_proc_state why, const kpn_chan *c)
+ * read as the shared words they are), or the int at 'unless' (NULL:
+ * none) is set, for at most a billion looks; whether either came to. */
+static int waits_on(const kpn_proc *p, kpn_proc_state why, const kpn_chan *c, const int *unless)
 {
     long spins;
 
     for (spins = 0; spins < 1000000000L; ++spins)
-        if (__atomic_load_n(&p->state, __ATOMIC_SEQ_CST) == why &&
-            __atomic_load_n(&p->wait, __ATOMIC_SEQ_CST) == c)
+        if ((__atomic_load_n(&p->state, __ATOMIC_SEQ_CST) == why &&
+             __atomic_load_n(&p->wait, __ATOMIC_SEQ_CST) == c) ||
+            (unless != NULL && __atomic_load_n(unless, __ATOMIC_SEQ_CST)))
             return 1;
     return 0;
 }
@@ -932,18 +933,6 @@ static kpn_chan *ping_waits_on;
 static const int *ping_passed;
 static int ping_saw_wait;
 
-static int waits_or_passed(const kpn_proc *p, const kpn_chan *c, const int *passed)
-{
-    long spins;
-
-    for (spins = 0; spins < 1000000000L; ++spins)
-        if ((__atomic_load_n(&p->state, __ATOMIC_SEQ_CST) == KPN_PROC_BLOCKED_WRITE &&
-             __atomic_load_n(&p->wait, __ATOMIC_SEQ_CST) == c) ||
-            __atomic_load_n(passed, __ATOMIC_SEQ_CST))
-            return 1;
-    return 0;
-}
-
 /* The walks the ping's runner has put off, in that runner's switches:
  * the ping runs on it, and only it notes walks or counts its switches
  * (another runner, making the walks, clears the notes), so the bound
@@ -968,7 +957,7 @@ static void busy_ping(void *arg)
      * rounds would only race that runner's thread to start (on a loaded
      * host it once had not run by the end of them) */
     if (b == &busy[0] && ping_waits_for != NULL)
-        ping_saw_wait = waits_or_passed(ping_waits_for, ping_waits_on, ping_passed);
+        ping_saw_wait = waits_on(ping_waits_for, KPN_PROC_BLOCKED_WRITE, ping_waits_on, ping_passed);
     for (i = 0; i < b->rounds && __atomic_load_n(&pair_done, __ATOMIC_SEQ_CST) < 2; ++i) {
         kpn_send(b->to, &i);
         if (kpn_recv(b->back, &v) != KPN_OK || v != i)
@@ -1150,7 +1139,7 @@ static void bias_w(void *arg)
 {
     int i = 3;
     (void)arg;
-    if (!waits_on(bi_r, KPN_PROC_BLOCKED_READ, bi_to_r))
+    if (!waits_on(bi_r, KPN_PROC_BLOCKED_READ, bi_to_r, NULL))
         return;
     kpn_send(bi_to_r, &i);
     (void)spin_while(&bi_spinning, 0, 1);
@@ -1461,11 +1450,11 @@ static void stale_w(void *arg)
 static void stale_q(void *arg)
 {
     (void)arg;
-    if (!waits_on(st_p, KPN_PROC_BLOCKED_WRITE, st_x))
+    if (!waits_on(st_p, KPN_PROC_BLOCKED_WRITE, st_x, NULL))
         return;
     (void)kpn_recv(st_x, &st_q_got[0]);
     __atomic_store_n(&st_go, 1, __ATOMIC_SEQ_CST);
-    if (!waits_on(st_p, KPN_PROC_BLOCKED_READ, st_self))
+    if (!waits_on(st_p, KPN_PROC_BLOCKED_READ, st_self, NULL))
         return;
     (void)kpn_recv(st_x, &st_q_got[1]);
     (void)kpn_recv(st_z, &st_q_got[2]);
@@ -1522,7 +1511,7 @@ static void rd_b(void *arg)
 {
     (void)arg;
     /* on A's runner A has run first; on another, wait for its block */
-    (void)waits_on(rd_writer, KPN_PROC_BLOCKED_WRITE, rd_full);
+    (void)waits_on(rd_writer, KPN_PROC_BLOCKED_WRITE, rd_full, NULL);
     if (kpn_recv(rd_empty, &rd_got[2]) == KPN_OK && kpn_recv(rd_full, &rd_got[0]) == KPN_OK)
         kpn_recv(rd_full, &rd_got[1]);
     __atomic_add_fetch(&pair_done, 1, __ATOMIC_SEQ_CST);
