@@ -251,12 +251,7 @@ static void copy_msg(void *dst, const void *src, size_t n, int into_ring)
  * on another runner while 'p' runs elsewhere.) */
 static KPNI_INLINE int is_running(const kpn_proc *p)
 {
-#ifdef KPNI_HERE
-    uintptr_t frame = KPNI_HERE();
-#else
-    unsigned char here;
-    uintptr_t frame = (uintptr_t)&here;
-#endif
+    uintptr_t frame = kpni_frame();
 
     /* the stack ends where the context below the struct begins; '&', not
      * '&&': two compares and no branch between them */

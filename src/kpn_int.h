@@ -196,8 +196,8 @@
 #else
 #define KPNI_VG_ADDRESSABLE(p, n) ((void)0)
 #endif
-/* An address in the caller's current frame (GCC and Clang; chan.c has
- * the fallback): the stack pointer itself where it can be read, since
+/* An address in the caller's current frame (GCC and Clang; kpni_frame
+ * has the fallback): the stack pointer itself where it can be read, since
  * __builtin_frame_address makes every fast path set up a frame pointer
  * and a local's address would stop the slow paths' tail calls. */
 #if defined(__GNUC__) || defined(__clang__)
@@ -217,6 +217,21 @@
 #define KPNI_HERE() ((uintptr_t)__builtin_frame_address(0))
 #endif
 #endif
+
+/* Where the caller's stack is now, for the checks of which stack a call
+ * runs on (chan.c, is_running; kpn_net_init).  Without KPNI_HERE, a
+ * local's address: in a frame of its own if this is not inlined, which
+ * lies on the same stack, just below. */
+static inline uintptr_t kpni_frame(void)
+{
+#ifdef KPNI_HERE
+    return KPNI_HERE();
+#else
+    unsigned char here;
+
+    return (uintptr_t)&here;
+#endif
+}
 
 /* Checking a stale handle reads its old tag, which may now lie in a live
  * process's stack, where AddressSanitizer poisons frame redzones: the

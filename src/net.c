@@ -206,17 +206,8 @@ kpn_status kpn_net_init(kpn_net **out, void *mem, size_t size,
      * over memory its net runs in, at any offset, would write over the
      * frames it returns through.  (A net of a process's own, in an array
      * on its stack, lies above this frame.) */
-    {
-#ifdef KPNI_HERE
-        uintptr_t frame = KPNI_HERE(); /* no stack slot, as chan.c's is_running */
-#else
-        unsigned char here;
-        uintptr_t frame = (uintptr_t)&here;
-#endif
-
-        if (frame - (uintptr_t)mem < size)
-            return KPN_ESTATE;
-    }
+    if (kpni_frame() - (uintptr_t)mem < size)
+        return KPN_ESTATE;
     /* Check the whole layout fits before writing a byte: an init refused
      * for its arguments or its size leaves the arena, and any net that
      * lives in it, as they were (a refused semaphore, below, comes too
