@@ -250,7 +250,8 @@ check-embedded:
 	@sh tools/check_embedded.sh
 
 # The Cortex-M port's target tests under QEMU: M4F, M3, an ARMv6-M build,
-# M33F and an ARMv8-M Baseline build (tools/test_qemu.sh).
+# M33F, an ARMv8-M Baseline build and the M4F built with -O0
+# (tools/test_qemu.sh).
 test-qemu:
 	@sh tools/deps.sh cross qemu
 	@sh tools/test_qemu.sh

@@ -64,7 +64,8 @@ m3=$(figures lm3s6965evb cm)
 m0=$(figures mps2-an386:v6m cm)
 m33=$(figures mps2-an505 cm)
 m23=$(figures mps2-an505:m23 cm)
-for f in "$m4" "$m3" "$m0" "$m33" "$m23"; do
+o0=$(figures mps2-an386:O0 cm)
+for f in "$m4" "$m3" "$m0" "$m33" "$m23" "$o0"; do
     [ -n "$f" ] || { cat "$tmp/cm"; echo "check_doc_figures: a Cortex-M board printed no stack line"; exit 1; }
 done
 # shellcheck disable=SC2086
@@ -78,6 +79,9 @@ same "ARMv6-M and the M23 peak alike" "$m0" "$m23"
 # shellcheck disable=SC2086
 set -- $m0
 want "built for ARMv6-M or the M23 at $1 with a $2-byte frame"
+# shellcheck disable=SC2086
+set -- $o0
+want "there the same process peaks at $1 bytes, which with the frame and the guard is $(($1 + $2 + $3)), and \`KPN_STACK_MIN\` is $4."
 want "reaches $(main_stack fw) bytes down its main stack"
 
 # RISC-V ("Interrupts", "Stack minimum", "A firmware to start from")

@@ -2,7 +2,7 @@
 # test_qemu.sh - build the target conformance firmware from test/target/
 # and run it under QEMU on Cortex-M boards, with semihosting output.
 #
-#   sh tools/test_qemu.sh [BOARD...]      (default: all five below)
+#   sh tools/test_qemu.sh [BOARD...]      (default: all six below)
 #
 #   mps2-an386      Cortex-M4F: the port's FP path (s16-s31, FPSCR per process)
 #   lm3s6965evb     Cortex-M3: no FPU
@@ -14,6 +14,9 @@
 #                   state it starts in
 #   mps2-an505:m23  an ARMv8-M Baseline build (-mcpu=cortex-m23) on the
 #                   M33's core, of whose instructions Baseline's are a part
+#   mps2-an386:O0   the M4F built unoptimised, as a debug build is: the
+#                   port's stack minimum for -O0, whose process frames
+#                   are several times deeper
 #
 # Each test/target/test_*.c is a Unity-idiom file; tools/qemu/unity.h is
 # the adapter, tools/qemu/gen_runner.sh writes the runner.  The core and
@@ -24,7 +27,7 @@
 # (sh tools/deps.sh cross qemu installs them).
 set -eu
 
-BOARDS=${*:-"mps2-an386 lm3s6965evb mps2-an386:v6m mps2-an505 mps2-an505:m23"}
+BOARDS=${*:-"mps2-an386 lm3s6965evb mps2-an386:v6m mps2-an505 mps2-an505:m23 mps2-an386:O0"}
 OUT=build/qemu
 
 for tool in arm-none-eabi-gcc qemu-system-arm; do
@@ -33,7 +36,7 @@ done
 
 flags_for() {
     case $1 in
-    mps2-an386) echo "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16" ;;
+    mps2-an386|mps2-an386:O0) echo "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16" ;;
     mps2-an386:v6m) echo "-mcpu=cortex-m0 -mthumb" ;;
     mps2-an505) echo "-mcpu=cortex-m33 -mthumb -mfloat-abi=hard -mfpu=fpv5-sp-d16" ;;
     mps2-an505:m23) echo "-mcpu=cortex-m23 -mthumb" ;;
@@ -42,13 +45,21 @@ flags_for() {
     esac
 }
 
-CFLAGS_COMMON="-std=c99 -Wall -Wextra -Werror -Os -g -ffunction-sections -fdata-sections \
+# the whole firmware at one level, as a project builds it
+opt_for() {
+    case $1 in
+    *:O0) echo "-O0" ;;
+    *) echo "-Os" ;;
+    esac
+}
+
+CFLAGS_COMMON="-std=c99 -Wall -Wextra -Werror -g -ffunction-sections -fdata-sections \
  -Iinclude -Iport -Isrc -Itest -Itest/target -Itools/qemu"
 TESTS=$(ls test/target/test_*.c)
 
 status=0
 for board in $BOARDS; do
-    arch=$(flags_for "$board")
+    arch="$(flags_for "$board") $(opt_for "$board")"
     machine=${board%%:*}
     d=$OUT/$(echo "$board" | tr : -)
     rm -rf "$d"

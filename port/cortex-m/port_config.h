@@ -13,12 +13,22 @@
  * guard + peak + exception frame, and 16 bytes of margin:
  *     32 + 152 + 104 = 288  ->  304
  * (Cortex-M3, no FPU: 32 + 100 + 32 = 164.)
+ * Unoptimised (-O0, the debug build of many IDEs) every call keeps its
+ * locals in its frame and the same process peaks at 656 bytes, so far
+ * past 304 that the exception frame lands below the guard band, on
+ * whatever the arena holds there: 32 + 656 + 104 = 792  ->  808.
+ * The compiler names no other level (-Og and -O1 define __OPTIMIZE__
+ * as -O2 does); docs/porting.md gives their figures.
  * A handler's own frames go on MSP (processes run on PSP), so they are
  * not counted; a process that calls deeper needs what its calls need
  * (size it with kpn_proc_stats' high-water mark).
  */
 #ifndef KPN_STACK_MIN
+#if defined(__OPTIMIZE__)
 #define KPN_STACK_MIN 304u
+#else
+#define KPN_STACK_MIN 808u
+#endif
 #endif
 
 /* Two words of pattern at the bottom of each stack are checked at every
