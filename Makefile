@@ -99,8 +99,8 @@ help:
 	@echo "make fuzz-api [FUZZ_SECONDS=60] libFuzzer over hostile API call sequences (docs/errors.md)"
 	@echo "make fuzz-yield [FUZZ_SECONDS=60] make fuzz, its library giving up the CPU at random (races)"
 	@echo "make check-embedded           the core and the bare-metal ports for M4F, M3, M0, M33, M23, RV32, RV64: libc check, footprint"
-	@echo "make test-qemu                the Cortex-M port's target tests under QEMU (M4F, M3, M0 code, M33F, M23 code)"
-	@echo "make test-qemu-riscv          the RISC-V port's target tests under QEMU virt (RV32 and RV64, without FP, with F, with D)"
+	@echo "make test-qemu                the Cortex-M port's target tests under QEMU (M4F, M3, M0 code, M33F, M23 code; the M4F at -O0)"
+	@echo "make test-qemu-riscv          the RISC-V port's target tests under QEMU virt (RV32 and RV64, without FP, with F, with D; and at -O0)"
 	@echo "make test-aarch64             the AArch64 port's suite, examples and ring under qemu-aarch64 (another host)"
 	@echo "make firmware                 examples/firmware, built and run under QEMU (M4F)"
 	@echo "make firmware-riscv           the same firmware for RISC-V, under QEMU virt (RV32, then RV64)"
@@ -257,7 +257,8 @@ test-qemu:
 	@sh tools/test_qemu.sh
 
 # The RISC-V port's target tests under QEMU's virt machine: RV32 and
-# RV64, each without FP, with F and with D (tools/test_qemu_riscv.sh).
+# RV64, each without FP, with F and with D, and the six built with -O0
+# (tools/test_qemu_riscv.sh).
 test-qemu-riscv:
 	@sh tools/deps.sh cross qemu-riscv
 	@sh tools/test_qemu_riscv.sh

@@ -123,7 +123,8 @@ typedef struct kpn_chan kpn_chan;
  * for a signal handler: on a hosted system that may deliver signals to a
  * process, give it 8 KiB or more, or use sigaltstack.  The bare-metal
  * ports measure their own (docs/porting.md): 304 bytes on a Cortex-M
- * (808 built with -O0), 240 to 656 on RISC-V. */
+ * (808 built with -O0), 240 to 656 on RISC-V (904 to 1504 built with
+ * -O0). */
 #ifndef KPN_STACK_MIN
 #define KPN_STACK_MIN 4096u
 #endif

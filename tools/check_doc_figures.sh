@@ -85,22 +85,30 @@ want "there the same process peaks at $1 bytes, which with the frame and the gua
 want "reaches $(main_stack fw) bytes down its main stack"
 
 # RISC-V ("Interrupts", "Stack minimum", "A firmware to start from")
-line=
-frames=
-for b in rv32imac rv32imafc rv32imafdc rv64imac rv64imafc rv64gc; do
-    f=$(figures $b rv)
-    [ -n "$f" ] || { cat "$tmp/rv"; echo "check_doc_figures: $b printed no stack line"; exit 1; }
-    # shellcheck disable=SC2086
-    set -- $f
-    case $b in
-    rv32imac) line="RV32 $1 + $2 + $3 → $4"; frames="$2 bytes on RV32" ;;
-    rv64imac) line="$line; RV64 $1 + $2 + $3 → $4"; frames="$frames; $2 on RV64" ;;
-    *imafc) line="$line, with F $1 + $2 + $3 → $4"; frames="$frames, $2 with F" ;;
-    *) line="$line, with D $1 + $2 + $3 → $4"; frames="$frames, $2 with D" ;;
-    esac
-done
+# rv_line SUFFIX: "RV32 P + F + G → M, with F ...; RV64 ..." for the six
+# boards named with SUFFIX; the trap frames alone in $frames
+rv_line() {
+    sfx=$1
+    line=
+    frames=
+    for b in rv32imac rv32imafc rv32imafdc rv64imac rv64imafc rv64gc; do
+        f=$(figures "$b$sfx" rv)
+        [ -n "$f" ] || { cat "$tmp/rv"; echo "check_doc_figures: $b$sfx printed no stack line"; exit 1; }
+        # shellcheck disable=SC2086
+        set -- $f
+        case $b in
+        rv32imac) line="RV32 $1 + $2 + $3 → $4"; frames="$2 bytes on RV32" ;;
+        rv64imac) line="$line; RV64 $1 + $2 + $3 → $4"; frames="$frames; $2 on RV64" ;;
+        *imafc) line="$line, with F $1 + $2 + $3 → $4"; frames="$frames, $2 with F" ;;
+        *) line="$line, with D $1 + $2 + $3 → $4"; frames="$frames, $2 with D" ;;
+        esac
+    done
+}
+rv_line ""
 want "$line."
 want "$frames."
+rv_line ":O0"
+want "where the same figures are $line."
 want "come to $(arena fw32) bytes on RV32 and $(arena fw64) on RV64"
 want "reaches $(main_stack fw32) bytes on RV32 and $(main_stack fw64) on RV64 with D"
 echo "check_doc_figures: every figure $doc quotes from the targets is what they measure"

@@ -26,13 +26,46 @@
  *
  * A handler that runs on the interrupted stack needs its own depth on
  * top (kpn_offer's included); one that moves to its own stack before
- * storing anything (mscratch) needs no frame here.  The core built at
- * -O0 with the tests peaks far higher (740 B on RV32, 1064 B on RV64
- * with D): set KPN_STACK_MIN for such a build.  A process that calls deeper needs
- * what its calls need (size it with kpn_proc_stats' high-water mark).
+ * storing anything (mscratch) needs no frame here.
+ *
+ * Unoptimised (-O0, the debug build of many IDEs) every call keeps its
+ * locals in its frame and the same process peaks several times deeper,
+ * so far past the figures above that the trap frame lands below the
+ * guard band, on whatever the arena holds there:
+ *
+ *                 guard + peak + frame
+ *     RV32           32 +  792 +   64 =  888  ->   904
+ *     RV32 F         32 +  792 +  160 =  984  ->  1000
+ *     RV32 D         32 +  792 +  240 = 1064  ->  1080
+ *     RV64           32 + 1152 +  128 = 1312  ->  1328
+ *     RV64 F         32 + 1152 +  224 = 1408  ->  1424
+ *     RV64 D         32 + 1152 +  304 = 1488  ->  1504
+ *
+ * The compiler names no other level (-Og and -O1 define __OPTIMIZE__
+ * as -O2 does); docs/porting.md gives their figures.  A process that
+ * calls deeper needs what its calls need (size it with kpn_proc_stats'
+ * high-water mark).
  */
 #ifndef KPN_STACK_MIN
+#if !defined(__OPTIMIZE__)
 #if __riscv_xlen == 64
+#if defined(__riscv_flen) && __riscv_flen == 64
+#define KPN_STACK_MIN 1504u
+#elif defined(__riscv_flen)
+#define KPN_STACK_MIN 1424u
+#else
+#define KPN_STACK_MIN 1328u
+#endif
+#else
+#if defined(__riscv_flen) && __riscv_flen == 64
+#define KPN_STACK_MIN 1080u
+#elif defined(__riscv_flen)
+#define KPN_STACK_MIN 1000u
+#else
+#define KPN_STACK_MIN 904u
+#endif
+#endif
+#elif __riscv_xlen == 64
 #if defined(__riscv_flen) && __riscv_flen == 64
 #define KPN_STACK_MIN 656u
 #elif defined(__riscv_flen)
