@@ -1859,7 +1859,6 @@ static void runner_thread(void *arg)
         kpni_sched_loop(r);
 }
 
-#if !KPN_COMPACT
 /* A net over one CPU, under work stealing, runs on runner 0 alone, as a
  * net of one runner runs.  Runners that can only take turns on one CPU
  * add nothing but what a runner pays to share its processes (the locks
@@ -1915,7 +1914,6 @@ static void run_alone(kpn_net *net)
     r0->slow_reads = 1;
     relink(r0);
 }
-#endif
 
 /* Runner 0 is the calling thread; the others are started for this run
  * and joined before it returns. */
@@ -1929,7 +1927,6 @@ kpn_status kpni_runners_run(kpn_net *net)
         net->parts = net->nrunners;
     net->agains = 0;
     net->drops = 0;
-#if !KPN_COMPACT
     if (net->sharing == 0)
         net->sharing = net->parts == 1 && net->cfg.policy == KPN_POLICY_WS ? KPNI_ALONE
                                                                            : KPNI_SHARED;
@@ -1937,7 +1934,6 @@ kpn_status kpni_runners_run(kpn_net *net)
         run_alone(net);
         return KPN_OK;
     }
-#endif
     /* Under KPN_POLICY_STATIC a process runs only on its home runner, so
      * a channel whose ends share one is never used from two threads at
      * once (chan.c, release). */
