@@ -4,6 +4,7 @@
 
 #include "unity.h"
 #include "kpn.h"
+#include "kpn_int.h" /* KPN_COMPACT: the layout, and what a handle check sees */
 #include "support/helpers.h"
 
 TEST_SOURCE_FILE("src/arena.c")
@@ -112,6 +113,8 @@ void test_a_one_runner_net_built_in_a_loop_lays_its_processes_an_odd_number_of_l
     static unsigned char loop[256 * 1024];
     size_t stack;
 
+    if (KPN_COMPACT)
+        TEST_IGNORE_MESSAGE("the compact layout does not round its channels to lines");
     for (stack = KPN_STACK_MIN; stack <= KPN_STACK_MIN + 4096; stack += 48) {
         kpn_proc *p, *prev = NULL;
         kpn_chan *c;
@@ -420,6 +423,8 @@ void test_a_record_left_in_an_unfilled_stack_is_refused(void)
     size_t from, to;
     int i;
 
+    if (KPN_COMPACT)
+        TEST_IGNORE_MESSAGE("the compact layout has no serial to refuse it by");
     for (i = 0; i < N; ++i)
         TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &old[i], "old", idle, NULL, SMALL));
     memcpy(before, arena, sizeof arena);

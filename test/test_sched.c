@@ -355,6 +355,7 @@ void test_a_chain_of_ten_thousand_processes(void)
 #define AHEAD_RING ((int)KPNI_AHEAD_PROCS)
 #define AHEAD_TRIPS 3
 
+#if !KPN_COMPACT /* the compact layout does not look ahead */
 static int ahead_got[AHEAD_TRIPS];
 
 static void ahead_first(void *arg)
@@ -404,6 +405,7 @@ static void ahead_ring(kpn_proc **procs, unsigned runners)
     TEST_ASSERT_EQUAL_size_t(AHEAD_RING, st.procs_exited);
     TEST_ASSERT_EQUAL_UINT64((uint64_t)AHEAD_TRIPS * AHEAD_RING, st.messages);
 }
+#endif
 
 void test_a_net_of_4096_processes_or_more_looks_ahead_to_the_process_woken_16_wakes_on(void)
 {

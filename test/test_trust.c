@@ -232,8 +232,10 @@ static void stale(unsigned runners)
     TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_connect(n2, &ch2, a, b, sizeof(int), 4));
     TEST_ASSERT_NULL(kpn_proc_next(n2, NULL));
     TEST_ASSERT_NULL(kpn_proc_next(n2, a));
-    TEST_ASSERT_EQUAL_size_t(0, kpn_chan_capacity(ch));
-    TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_send(ch, &runners));
+    if (!KPN_COMPACT) { /* the compact layout checks a channel by its tag alone, which ch keeps */
+        TEST_ASSERT_EQUAL_size_t(0, kpn_chan_capacity(ch));
+        TEST_ASSERT_EQUAL_INT(KPN_EINVAL, kpn_send(ch, &runners));
+    }
 
     /* a smaller stack: the new block lies over the old ones, not on them */
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(n2, &c, "c", idle, NULL, 16384));
@@ -524,6 +526,8 @@ void test_a_stale_channel_whose_serial_a_net_took_again_is_refused(void)
     uint32_t serial;
     int v = 0;
 
+    if (KPN_COMPACT)
+        TEST_IGNORE_MESSAGE("the compact layout has no serial");
     /* no net's tag at 'off' */
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&x, arena, kpn_size_net(NULL), NULL));
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_release(x));
