@@ -78,7 +78,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 VALGRIND_RUN := valgrind --quiet --error-exitcode=99 --track-origins=yes --max-stackframe=8388608 \
                 --fair-sched=yes
 
-.PHONY: all lib test test-port test-bins sanitize tsan test-yield valgrind coverage fuzz fuzz-api fuzz-yield \
+.PHONY: all lib test test-port test-bins sanitize tsan test-yield test-compact valgrind coverage fuzz fuzz-api fuzz-yield \
         check-ceedling-links check-cli check-embedded check-doc-figures test-qemu test-qemu-riscv test-aarch64 firmware firmware-riscv examples bench-bins deps-examples demo bench scaling clean help
 .DELETE_ON_ERROR:
 # keep generated runners: gcovr reads them, and they need no rebuilding
@@ -93,6 +93,7 @@ help:
 	@echo "make sanitize                 the suite under ASan+UBSan, every port"
 	@echo "make tsan                     the suite under ThreadSanitizer, every port"
 	@echo "make test-yield               the suite, its library giving up the CPU at random (races), every port"
+	@echo "make test-compact             the suite in the compact layout (KPN_COMPACT 1, bare metal's), every port"
 	@echo "make valgrind                 the suite under valgrind memcheck, ucontext port"
 	@echo "make coverage                 line and branch coverage of src/ and port/ (gcovr), with a floor"
 	@echo "make fuzz [FUZZ_SECONDS=60]   libFuzzer over random networks against a reference interpreter"
@@ -197,6 +198,15 @@ test-yield:
 	@for p in $(PORTS); do $(MAKE) --no-print-directory test-port PORT=$$p VARIANT=-yield \
 	    XFLAGS="-DKPN_FUZZ_YIELD"; done; \
 	sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)-yield/results)
+
+# The suite in the layout for small memories, the default off Unix
+# (KPN_COMPACT 1), which the bare-metal targets run only their own tests
+# in: a test of what only the hosted layout has skips itself there.
+test-compact:
+	@sh tools/deps.sh test
+	@for p in $(PORTS); do $(MAKE) --no-print-directory test-port PORT=$$p VARIANT=-compact \
+	    XFLAGS="-DKPN_COMPACT=1"; done; \
+	sh tools/cmocka/run_suite.sh total $(foreach p,$(PORTS),build/$(p)-compact/results)
 
 # The suite under memcheck on the ucontext port, with the process stacks
 # announced to valgrind (KPN_VALGRIND).  Any error fails.
