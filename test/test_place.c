@@ -37,6 +37,14 @@ static void init(unsigned runners, kpn_policy policy, int strict)
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_net_init(&net, arena, sizeof arena, &cfg));
 }
 
+/* The start of a test of a placement over several runners: kpn.h's
+ * compact layout places on one runner only, so there it is skipped. */
+static void places_on_two(void)
+{
+    if (KPN_COMPACT)
+        TEST_IGNORE_MESSAGE("the compact layout places on one runner only");
+}
+
 void setUp(void)
 {
     net = NULL;
@@ -143,8 +151,7 @@ void test_a_pipeline_is_cut_once_into_contiguous_balanced_halves(void)
     unsigned home[MAXP];
     int i, cuts = 0, in0 = 0;
 
-    if (KPN_COMPACT)
-        TEST_IGNORE_MESSAGE("the compact layout places on one runner only");
+    places_on_two();
     init(1, KPN_POLICY_WS, 0);
     build_pipeline(10, NULL);
     run_pipeline(10);
@@ -165,8 +172,7 @@ void test_the_placement_runs_on_two_runners_with_the_one_runner_result(void)
 {
     unsigned home[MAXP];
 
-    if (KPN_COMPACT)
-        TEST_IGNORE_MESSAGE("the compact layout places on one runner only");
+    places_on_two();
     init(1, KPN_POLICY_WS, 0);
     build_pipeline(8, NULL);
     run_pipeline(8);
@@ -247,8 +253,7 @@ void test_interleaved_cliques_are_placed_whole_on_separate_runners(void)
     unsigned home[MAXP];
     int i;
 
-    if (KPN_COMPACT)
-        TEST_IGNORE_MESSAGE("the compact layout places on one runner only");
+    places_on_two();
     init(1, KPN_POLICY_WS, 0);
     build_cliques(20);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_run(net));
@@ -283,8 +288,7 @@ void test_a_net_that_never_ran_is_placed_by_count_in_spawn_order(void)
     unsigned home[MAXP];
     int i;
 
-    if (KPN_COMPACT)
-        TEST_IGNORE_MESSAGE("the compact layout places on one runner only");
+    places_on_two();
     init(1, KPN_POLICY_WS, 0);
     build_pipeline(8, NULL);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_place(net, 4, home, MAXP));
@@ -329,8 +333,7 @@ void test_a_fork_join_net_leaves_no_part_empty(void)
     unsigned home[MAXP], runners;
     int i, count[3];
 
-    if (KPN_COMPACT)
-        TEST_IGNORE_MESSAGE("the compact layout places on one runner only");
+    places_on_two();
     init(1, KPN_POLICY_WS, 0);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &proc[0], "source", fj_source, NULL, STACK));
     for (i = 0; i < FJ; ++i)
@@ -361,8 +364,7 @@ void test_more_runners_than_processes_leaves_no_index_out_of_range(void)
     unsigned home[MAXP];
     int i;
 
-    if (KPN_COMPACT)
-        TEST_IGNORE_MESSAGE("the compact layout places on one runner only");
+    places_on_two();
     init(1, KPN_POLICY_WS, 0);
     build_pipeline(3, NULL);
     run_pipeline(3);
@@ -399,8 +401,7 @@ void test_placing_a_net_leaves_its_deadlock_scan_working(void)
     kpn_stats st;
     int i;
 
-    if (KPN_COMPACT)
-        TEST_IGNORE_MESSAGE("the compact layout places on one runner only");
+    places_on_two();
     /* kpn_place borrows the field the at-rest scan stamps; the scan must
      * still find the cycle afterwards */
     init(1, KPN_POLICY_WS, 1);
@@ -430,8 +431,7 @@ void test_an_input_pulls_its_reader_towards_no_part(void)
     kpn_proc *x, *y;
     int v;
 
-    if (KPN_COMPACT)
-        TEST_IGNORE_MESSAGE("the compact layout places on one runner only");
+    places_on_two();
     init(1, KPN_POLICY_WS, 0);
     home[0] = 7;
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_place(net, 2, home, 0));
@@ -497,8 +497,7 @@ void test_a_process_talking_to_itself_is_placed_with_those_it_talks_to(void)
     unsigned home[MAXP];
     kpn_stats st;
 
-    if (KPN_COMPACT)
-        TEST_IGNORE_MESSAGE("the compact layout places on one runner only");
+    places_on_two();
     init(1, KPN_POLICY_WS, 0);
     TEST_ASSERT_EQUAL_INT(KPN_OK, kpn_spawn(net, &proc[0], "idle", exits, NULL, STACK));
     TEST_ASSERT_EQUAL_INT(KPN_OK,
